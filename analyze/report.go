@@ -1,0 +1,158 @@
+package analyze
+
+// Report is the result of analysing one run (one file or a profile
+// directory). Its JSON form is a contract: fields may be added, never renamed.
+// Times are microseconds (float) and shares are percentages.
+type Report struct {
+	Source    string   `json:"source"`    // the path analysed
+	Synthetic bool     `json:"synthetic"` // the trace says it was generated
+	Buckets   []Bucket `json:"buckets"`   // every bucket, in display order
+	Ranks     []Rank   `json:"ranks"`
+	// Collectives is the cross-rank matching summary; nil for one rank.
+	Collectives *Collectives `json:"collectives,omitempty"`
+	// Headline is the finding a user wants first, from the decode steps.
+	Headline *Headline `json:"headline,omitempty"`
+	Warnings []string  `json:"warnings,omitempty"`
+}
+
+// Rank is the analysis of one rank's trace.
+type Rank struct {
+	Rank      int    `json:"rank"` // -1 when unknown
+	File      string `json:"file"`
+	WorldSize int    `json:"world_size"`
+	Device    string `json:"device,omitempty"` // GPU name
+	// StepSource is how steps were found: "vllm", "profiler_step",
+	// "sglang", "regex" or "inferred"; StepEvidence says what was used.
+	StepSource   string `json:"step_source"`
+	StepEvidence string `json:"step_evidence,omitempty"`
+	Steps        []Step `json:"steps"`
+	// Decode aggregates the decode steps (zero Steps when there are none);
+	// Prefill the prefill steps.
+	Decode  Phase  `json:"decode"`
+	Prefill *Phase `json:"prefill,omitempty"`
+	// TopKernels lists per bucket the kernels with the most time (decode
+	// steps when there are any, else all steps).
+	TopKernels   map[BucketID][]KernelStat `json:"top_kernels"`
+	Unclassified []KernelStat              `json:"unclassified"`
+	LaunchDelay  LaunchDelay               `json:"launch_delay"`
+	// Outside counts GPU events that fell in no step.
+	Outside  BucketStat `json:"outside_steps"`
+	Warnings []string   `json:"warnings,omitempty"`
+}
+
+// Step is one engine iteration on one rank.
+type Step struct {
+	Index       int    `json:"index"`
+	Name        string `json:"name"`         // the annotation's name
+	Phase       string `json:"phase"`        // prefill, decode, mixed or unknown
+	PhaseSource string `json:"phase_source"` // "annotation" or "inferred: ..."
+	// Tokens and Batch come from the annotation when it says so (0 if not).
+	Tokens   int     `json:"tokens,omitempty"`
+	Batch    int     `json:"batch,omitempty"`
+	StartUS  float64 `json:"start_us"` // CPU start of the step, trace time base
+	KernelUS float64 `json:"kernel_us"`
+	BusyUS   float64 `json:"busy_us"`
+	SpanUS   float64 `json:"span_us"`
+	IdleUS   float64 `json:"idle_us"` // span minus busy
+	Kernels  int     `json:"kernels"` // GPU events in the step
+	// GraphLaunches counts CUDA/HIP graph launches issued in the step.
+	GraphLaunches int                     `json:"graph_launches"`
+	Buckets       map[BucketID]BucketStat `json:"buckets"`
+	Comm          *Comm                   `json:"comm,omitempty"`
+}
+
+// BucketStat is the time and number of GPU events of one bucket.
+type BucketStat struct {
+	US    float64 `json:"us"`
+	Count int     `json:"count"`
+}
+
+// Phase aggregates the steps of one phase on one rank. US fields are totals
+// over the steps; the per-step figures are their means.
+type Phase struct {
+	Steps      int     `json:"steps"`
+	KernelUS   float64 `json:"kernel_us"`
+	BusyUS     float64 `json:"busy_us"`
+	SpanUS     float64 `json:"span_us"`
+	SpanMeanUS float64 `json:"span_mean_us"`
+	SpanP50US  float64 `json:"span_p50_us"`
+	SpanP90US  float64 `json:"span_p90_us"`
+	// KernelPerStepUS is KernelUS / Steps.
+	KernelPerStepUS float64                  `json:"kernel_per_step_us"`
+	Buckets         map[BucketID]BucketShare `json:"buckets"`
+	Comm            *Comm                    `json:"comm,omitempty"`
+}
+
+// BucketShare is one bucket over the steps of a phase.
+type BucketShare struct {
+	US            float64 `json:"us"`
+	Count         int     `json:"count"`
+	USPerStep     float64 `json:"us_per_step"`
+	CallsPerStep  float64 `json:"calls_per_step"`
+	ShareOfKernel float64 `json:"share_of_kernel"` // percent of kernel time
+	ShareOfSpan   float64 `json:"share_of_span"`   // percent of step span
+}
+
+// Comm splits communication kernel time into transfer and wait, from
+// collectives aligned across ranks.
+type Comm struct {
+	KernelUS   float64 `json:"kernel_us"`
+	TransferUS float64 `json:"transfer_us"`
+	WaitUS     float64 `json:"wait_us"`
+	// TransferShareNetOfWait is TransferUS / (phase kernel_us - WaitUS) in
+	// percent: the figure comparable across ranks.
+	TransferShareNetOfWait float64 `json:"transfer_share_net_of_wait"`
+	// WaitShare is WaitUS / phase kernel_us in percent.
+	WaitShare float64 `json:"wait_share"`
+}
+
+// KernelStat summarises one kernel name.
+type KernelStat struct {
+	Name   string   `json:"name"`
+	Bucket BucketID `json:"bucket"`
+	Count  int      `json:"count"`
+	US     float64  `json:"us"`
+	MeanUS float64  `json:"mean_us"`
+	P50US  float64  `json:"p50_us"`
+	P99US  float64  `json:"p99_us"`
+}
+
+// LaunchDelay is the time from a CPU launch to its kernel's start.
+type LaunchDelay struct {
+	Count int     `json:"count"`
+	P50US float64 `json:"p50_us"`
+	P99US float64 `json:"p99_us"`
+}
+
+// Headline is the first finding: the largest bucket of decode kernel time,
+// or communication when it dominates.
+type Headline struct {
+	Bucket        BucketID `json:"bucket"`
+	Label         string   `json:"label"`
+	ShareOfKernel float64  `json:"share_of_kernel"`
+	USPerStep     float64  `json:"us_per_step"`
+	CallsPerStep  float64  `json:"calls_per_step"`
+	Steps         int      `json:"steps"`
+	Ranks         int      `json:"ranks"`
+	Phase         string   `json:"phase"` // the phase it describes: decode, or all when no decode
+}
+
+// Collectives summarises matching collectives across ranks.
+type Collectives struct {
+	Matched   int    `json:"matched"`
+	Unmatched int    `json:"unmatched"`
+	Clock     string `json:"clock"` // "shared" or "estimated"
+	// ClockOffsetsUS holds, per rank, the estimated offset added to that
+	// rank's times (zero with a shared clock).
+	ClockOffsetsUS map[int]float64 `json:"clock_offsets_us,omitempty"`
+	Straggler      []Straggler     `json:"straggler"`
+	// Mismatches describes collectives that could not be paired.
+	Mismatches []string `json:"mismatches,omitempty"`
+}
+
+// Straggler is a rank that arrives last at collectives.
+type Straggler struct {
+	Rank      int     `json:"rank"`
+	LateCount int     `json:"late_count"`
+	LateUS    float64 `json:"late_us"`
+}
