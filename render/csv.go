@@ -1,0 +1,137 @@
+package render
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+
+	"kinetoscope/analyze"
+)
+
+// stepsHeader is the header of the "csv" format: one row per rank, step
+// and bucket, with the step's totals repeated on each of its rows so that
+// every row stands alone (long format, ready for a data frame).
+var stepsHeader = []string{
+	"rank", "file", "step", "step_name", "phase", "step_start_us", "step_kernel_us",
+	"step_busy_us", "step_span_us", "bucket", "group", "us", "count", "share_of_step_kernel",
+}
+
+// summaryHeader is the header of the "csv-summary" format: one row per rank,
+// phase (decode, prefill) and bucket.
+var summaryHeader = []string{
+	"rank", "file", "phase", "steps", "bucket", "group", "us_per_step", "calls_per_step",
+	"share_of_kernel", "share_of_span", "phase_kernel_us_per_step", "phase_span_mean_us",
+}
+
+// writeStepsCSV writes one row per rank x step x bucket.
+func writeStepsCSV(w io.Writer, r *analyze.Report) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(stepsHeader); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	for i := range r.Ranks {
+		rk := &r.Ranks[i]
+		for _, s := range rk.Steps {
+			for _, id := range bucketOrder(r.Buckets, s.Buckets) {
+				b := s.Buckets[id]
+				cw.Write([]string{
+					rankID(rk), rk.File, strconv.Itoa(s.Index), s.Name, s.Phase, num(s.StartUS), num(s.KernelUS),
+					num(s.BusyUS), num(s.SpanUS), string(id), string(bucketInfo(r.Buckets, id).Group),
+					num(b.US), strconv.Itoa(b.Count), num(ratioPct(b.US, s.KernelUS)),
+				})
+			}
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	return nil
+}
+
+// writeSummaryCSV writes one row per rank x phase x bucket.
+func writeSummaryCSV(w io.Writer, r *analyze.Report) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(summaryHeader); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	for i := range r.Ranks {
+		rk := &r.Ranks[i]
+		for _, pv := range rankPhases(rk) {
+			p := pv.Phase
+			for _, id := range bucketOrder(r.Buckets, p.Buckets) {
+				b := p.Buckets[id]
+				cw.Write([]string{
+					rankID(rk), rk.File, pv.Name, strconv.Itoa(p.Steps), string(id), string(bucketInfo(r.Buckets, id).Group),
+					num(b.USPerStep), num(b.CallsPerStep), num(b.ShareOfKernel), num(b.ShareOfSpan),
+					num(p.KernelPerStepUS), num(p.SpanMeanUS),
+				})
+			}
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	return nil
+}
+
+// rankPhases returns the rank's decode and prefill phases that have steps,
+// or every step as phase "all" when there are neither.
+func rankPhases(rk *analyze.Rank) []phaseView {
+	var out []phaseView
+	if rk.Decode.Steps > 0 {
+		out = append(out, phaseView{"decode", rk.Decode})
+	}
+	if rk.Prefill != nil && rk.Prefill.Steps > 0 {
+		out = append(out, phaseView{"prefill", *rk.Prefill})
+	}
+	if len(out) == 0 {
+		out = append(out, rankPhase(rk))
+	}
+	return out
+}
+
+// bucketOrder returns the keys of m in the report's bucket display order,
+// unknown ids last in name order.
+func bucketOrder[V any](buckets []analyze.Bucket, m map[analyze.BucketID]V) []analyze.BucketID {
+	pos := map[analyze.BucketID]int{}
+	for i, b := range buckets {
+		pos[b.ID] = i
+	}
+	for i, b := range analyze.Buckets() {
+		if _, ok := pos[b.ID]; !ok {
+			pos[b.ID] = len(buckets) + i
+		}
+	}
+	ids := make([]analyze.BucketID, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		pi, oki := pos[ids[i]]
+		pj, okj := pos[ids[j]]
+		if oki != okj {
+			return oki
+		}
+		if pi != pj {
+			return pi < pj
+		}
+		return ids[i] < ids[j]
+	})
+	return ids
+}
+
+// num formats a float for CSV: shortest exact form, three decimals at most.
+func num(v float64) string {
+	return strconv.FormatFloat(roundTo(v, 3), 'f', -1, 64)
+}
+
+// roundTo rounds v to d decimals.
+func roundTo(v float64, d int) float64 {
+	p := math.Pow(10, float64(d))
+	return math.Round(v*p) / p
+}

@@ -1,0 +1,56 @@
+package render
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// ms formats microseconds as milliseconds with two decimals.
+func ms(us float64) string { return fmt.Sprintf("%.2f", us/1000) }
+
+// usStr formats microseconds with one decimal.
+func usStr(us float64) string { return fmt.Sprintf("%.1f", us) }
+
+// pct formats a percentage with one decimal and a percent sign.
+func pct(p float64) string { return fmt.Sprintf("%.1f%%", p) }
+
+// ratioPct returns num/den in percent, 0 when den is 0.
+func ratioPct(num, den float64) float64 {
+	if den == 0 {
+		return 0
+	}
+	return 100 * num / den
+}
+
+// count formats a per-step call count: whole numbers without decimals, one
+// decimal below 100.
+func count(v float64) string {
+	if v == math.Trunc(v) || v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+// plural returns "n word" with an s (es after s, sh, ch, x) appended when
+// n is not 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	for _, suf := range []string{"s", "sh", "ch", "x"} {
+		if strings.HasSuffix(word, suf) {
+			return fmt.Sprintf("%d %ses", n, word)
+		}
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// shorten cuts s to at most n runes, marking the cut with an ellipsis.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return strings.TrimSpace(string(r[:n-1])) + "…"
+}

@@ -1,0 +1,131 @@
+package render
+
+import (
+	"sort"
+
+	"kinetoscope/analyze"
+)
+
+// phaseView is the phase a rank's tables and charts describe: decode when
+// the rank has decode steps, else prefill, else every step.
+type phaseView struct {
+	Name  string // "decode", "prefill" or "all"
+	Phase analyze.Phase
+}
+
+// rankPhase picks the phase to show for a rank.
+func rankPhase(rk *analyze.Rank) phaseView {
+	if rk.Decode.Steps > 0 {
+		return phaseView{"decode", rk.Decode}
+	}
+	if rk.Prefill != nil && rk.Prefill.Steps > 0 {
+		return phaseView{"prefill", *rk.Prefill}
+	}
+	return phaseView{"all", allSteps(rk.Steps)}
+}
+
+// allSteps aggregates steps into a Phase (used only when a rank has neither
+// decode nor prefill steps).
+func allSteps(steps []analyze.Step) analyze.Phase {
+	p := analyze.Phase{Steps: len(steps), Buckets: map[analyze.BucketID]analyze.BucketShare{}}
+	for _, s := range steps {
+		p.KernelUS += s.KernelUS
+		p.BusyUS += s.BusyUS
+		p.SpanUS += s.SpanUS
+		for id, b := range s.Buckets {
+			bs := p.Buckets[id]
+			bs.US += b.US
+			bs.Count += b.Count
+			p.Buckets[id] = bs
+		}
+	}
+	if p.Steps == 0 {
+		return p
+	}
+	n := float64(p.Steps)
+	p.SpanMeanUS = p.SpanUS / n
+	p.KernelPerStepUS = p.KernelUS / n
+	for id, bs := range p.Buckets {
+		bs.USPerStep = bs.US / n
+		bs.CallsPerStep = float64(bs.Count) / n
+		bs.ShareOfKernel = ratioPct(bs.US, p.KernelUS)
+		bs.ShareOfSpan = ratioPct(bs.US, p.SpanUS)
+		p.Buckets[id] = bs
+	}
+	return p
+}
+
+// bucketRow is one bucket of a phase with its description.
+type bucketRow struct {
+	Bucket analyze.Bucket
+	Share  analyze.BucketShare
+}
+
+// bucketInfo returns the bucket with id, from the report's list first, then
+// the package's, then a made-up "other"-group bucket named after the id.
+func bucketInfo(buckets []analyze.Bucket, id analyze.BucketID) analyze.Bucket {
+	for _, b := range buckets {
+		if b.ID == id {
+			return b
+		}
+	}
+	if b, ok := analyze.BucketByID(id); ok {
+		return b
+	}
+	return analyze.Bucket{ID: id, Label: string(id), Group: analyze.GroupCompute}
+}
+
+// groupRank orders groups: communication, compute, memory, anything else.
+func groupRank(g analyze.Group) int {
+	switch g {
+	case analyze.GroupCommunication:
+		return 0
+	case analyze.GroupCompute:
+		return 1
+	case analyze.GroupMemory:
+		return 2
+	}
+	return 3
+}
+
+// sortedBuckets returns the phase's buckets with time, grouped
+// (communication first) and by time descending within a group.
+func sortedBuckets(buckets []analyze.Bucket, p analyze.Phase) []bucketRow {
+	rows := make([]bucketRow, 0, len(p.Buckets))
+	for id, s := range p.Buckets {
+		if s.US == 0 && s.Count == 0 {
+			continue
+		}
+		rows = append(rows, bucketRow{bucketInfo(buckets, id), s})
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		gi, gj := groupRank(rows[i].Bucket.Group), groupRank(rows[j].Bucket.Group)
+		if gi != gj {
+			return gi < gj
+		}
+		if rows[i].Share.US != rows[j].Share.US {
+			return rows[i].Share.US > rows[j].Share.US
+		}
+		return rows[i].Bucket.ID < rows[j].Bucket.ID
+	})
+	return rows
+}
+
+// groupTotals sums a phase's bucket time per group, in group order.
+func groupTotals(rows []bucketRow) []groupTotal {
+	var out []groupTotal
+	for _, r := range rows {
+		if n := len(out); n > 0 && out[n-1].Group == r.Bucket.Group {
+			out[n-1].US += r.Share.US
+			continue
+		}
+		out = append(out, groupTotal{r.Bucket.Group, r.Share.US})
+	}
+	return out
+}
+
+// groupTotal is the time of one bucket group.
+type groupTotal struct {
+	Group analyze.Group
+	US    float64
+}

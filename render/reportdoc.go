@@ -1,0 +1,147 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"kinetoscope/analyze"
+)
+
+// maxNameLen is the longest kernel name the text tables print; CSV and JSON
+// keep full names.
+const maxNameLen = 90
+
+// topKernelRows is how many kernels the top-kernel and unclassified tables
+// list per rank.
+const topKernelRows = 10
+
+// reportBlocks lays out a report as headings, paragraphs and tables.
+func reportBlocks(r *analyze.Report) []block {
+	title := "Kinetoscope report"
+	if r.Source != "" {
+		title += ": " + r.Source
+	}
+	bs := []block{{Heading: title, Level: 1}}
+	lines := []string{HeadlineText(r)}
+	if r.Synthetic {
+		lines = append(lines, "This trace says it was generated (synthetic data), not measured.")
+	}
+	bs = append(bs, block{Lines: lines})
+	if len(r.Ranks) > 1 {
+		bs = append(bs, block{Heading: "Ranks side by side", Level: 2})
+		bs = append(bs, block{Table: ranksTable(r)})
+	}
+	bs = append(bs, collectiveBlocks(r)...)
+	for i := range r.Ranks {
+		bs = append(bs, rankBlocks(r, &r.Ranks[i])...)
+	}
+	if len(r.Warnings) > 0 {
+		bs = append(bs, block{Heading: "Warnings", Level: 2}, block{Lines: r.Warnings, List: true})
+	}
+	return bs
+}
+
+// HeadlineText returns the report's first finding as one sentence, e.g.
+// "AllReduce 51.5% of decode kernel time, 11.17 ms/step, 122 calls/step
+// (2 ranks, 32 decode steps)".
+func HeadlineText(r *analyze.Report) string {
+	h := r.Headline
+	if h == nil {
+		return "No headline: the trace has no kernels in any step."
+	}
+	label := h.Label
+	if label == "" {
+		label = bucketInfo(r.Buckets, h.Bucket).Label
+	}
+	phase := h.Phase + " "
+	steps := h.Phase + " step"
+	if h.Phase == "all" || h.Phase == "" {
+		phase, steps = "", "step"
+	}
+	return fmt.Sprintf("%s %s of %skernel time, %s ms/step, %s calls/step (%s, %s)",
+		label, pct(h.ShareOfKernel), phase, ms(h.USPerStep), count(h.CallsPerStep),
+		plural(h.Ranks, "rank"), plural(h.Steps, steps))
+}
+
+// rankTitle names a rank for headings.
+func rankTitle(rk *analyze.Rank) string {
+	name := "Rank ?"
+	if rk.Rank >= 0 {
+		name = fmt.Sprintf("Rank %d", rk.Rank)
+	}
+	if rk.File != "" {
+		name += " (" + rk.File + ")"
+	}
+	return name
+}
+
+// ranksTable compares the shown phase across ranks.
+func ranksTable(r *analyze.Report) *table {
+	t := &table{
+		Header: []string{"rank", "phase", "steps", "span mean ms", "kernel ms/step", "busy % span", "comm ms/step", "comm % kernel", "wait % kernel"},
+		Right:  []bool{true, false, true, true, true, true, true, true, true},
+	}
+	for i := range r.Ranks {
+		rk := &r.Ranks[i]
+		pv := rankPhase(rk)
+		p := pv.Phase
+		commUS := commPerStep(r.Buckets, p)
+		wait := "-"
+		if p.Comm != nil {
+			wait = pct(p.Comm.WaitShare)
+		}
+		t.Rows = append(t.Rows, []string{
+			rankID(rk), pv.Name, fmt.Sprint(p.Steps), ms(p.SpanMeanUS), ms(p.KernelPerStepUS),
+			pct(ratioPct(p.BusyUS, p.SpanUS)), ms(commUS), pct(ratioPct(commUS, p.KernelPerStepUS)), wait,
+		})
+	}
+	return t
+}
+
+// rankID is the rank number, or "?" when unknown.
+func rankID(rk *analyze.Rank) string {
+	if rk.Rank < 0 {
+		return "?"
+	}
+	return fmt.Sprint(rk.Rank)
+}
+
+// commPerStep sums the communication buckets' time per step.
+func commPerStep(buckets []analyze.Bucket, p analyze.Phase) float64 {
+	var us float64
+	for id, s := range p.Buckets {
+		if bucketInfo(buckets, id).Group == analyze.GroupCommunication {
+			us += s.USPerStep
+		}
+	}
+	return us
+}
+
+// collectiveBlocks describes cross-rank matching, if any.
+func collectiveBlocks(r *analyze.Report) []block {
+	c := r.Collectives
+	if c == nil {
+		return nil
+	}
+	lines := []string{fmt.Sprintf("%d collectives matched across ranks, %d unmatched; clock %s.", c.Matched, c.Unmatched, c.Clock)}
+	if s := stragglerText(c); s != "" {
+		lines = append(lines, s)
+	}
+	bs := []block{{Heading: "Collectives across ranks", Level: 2}, {Lines: lines}}
+	if len(c.Mismatches) > 0 {
+		bs = append(bs, block{Lines: c.Mismatches, List: true})
+	}
+	return bs
+}
+
+// stragglerText names the ranks that arrive last at collectives.
+func stragglerText(c *analyze.Collectives) string {
+	if len(c.Straggler) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(c.Straggler))
+	for _, s := range c.Straggler {
+		parts = append(parts, fmt.Sprintf("rank %d (last at %d collectives, %s ms late in all)", s.Rank, s.LateCount, ms(s.LateUS)))
+	}
+	return "Straggler: " + strings.Join(parts, "; ") + "."
+}

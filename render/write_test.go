@@ -1,0 +1,163 @@
+package render
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strings"
+	"testing"
+
+	json "github.com/goccy/go-json"
+
+	"kinetoscope/analyze"
+)
+
+func TestHeadlineText(t *testing.T) {
+	tests := []struct {
+		h    *analyze.Headline
+		want string
+	}{
+		{&analyze.Headline{Bucket: analyze.AllReduce, Label: "AllReduce", ShareOfKernel: 51.5, USPerStep: 11170, CallsPerStep: 122, Steps: 32, Ranks: 2, Phase: "decode"},
+			"AllReduce 51.5% of decode kernel time, 11.17 ms/step, 122 calls/step (2 ranks, 32 decode steps)"},
+		{&analyze.Headline{Bucket: analyze.GEMM, ShareOfKernel: 40, USPerStep: 500, CallsPerStep: 2.5, Steps: 1, Ranks: 1, Phase: "all"},
+			"GEMM 40.0% of kernel time, 0.50 ms/step, 2.5 calls/step (1 rank, 1 step)"},
+		{nil, "No headline: the trace has no kernels in any step."},
+	}
+	for _, tc := range tests {
+		if got := HeadlineText(&analyze.Report{Headline: tc.h}); got != tc.want {
+			t.Errorf("HeadlineText = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestWriteReportText(t *testing.T) {
+	tests := []struct {
+		name   string
+		format string
+		ranks  int
+		want   []string
+		absent []string
+	}{
+		{"table 2 ranks", "table", 2, []string{
+			"AllReduce 53.3% of decode kernel time, 11.25 ms/step, 122 calls/step (2 ranks, 32 decode steps)",
+			"Ranks side by side",
+			"Straggler: rank 1",
+			"% kernel = share of decode kernel time",
+			"transfer", "share of", "decode kernel time net of wait",
+			"Marlin GEMM", "my_custom_kernel<float, 128>",
+			"Launch delay (CPU launch to kernel start): 1000 launches, p50 12.5 us, p99 80.0 us.",
+			"Prefill: 1 step",
+		}, []string{"single rank"}},
+		{"table 1 rank", "table", 1, []string{"Single rank: transfer and wait cannot be told apart from one rank."}, []string{"Ranks side by side", "Straggler"}},
+		{"markdown", "markdown", 2, []string{"# Kinetoscope report: fake/run", "| bucket | group | ms/step |", "|---|---|---:|", "my\\_custom\\_kernel&lt;float, 128&gt;"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := WriteReport(&b, fakeReport(tc.ranks, 32, 61), tc.format); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			for _, a := range tc.absent {
+				if strings.Contains(out, a) {
+					t.Errorf("output has %q", a)
+				}
+			}
+		})
+	}
+}
+
+func TestWriteReportBucketFigures(t *testing.T) {
+	r := fakeReport(1, 4, 10)
+	var b bytes.Buffer
+	if err := WriteReport(&b, r, "table"); err != nil {
+		t.Fatal(err)
+	}
+	// Every bucket row carries the phase's own figures.
+	for id, s := range r.Ranks[0].Decode.Buckets {
+		label := bucketInfo(r.Buckets, id).Label
+		want := label
+		for _, f := range []string{ms(s.USPerStep), count(s.CallsPerStep), pct(s.ShareOfKernel), pct(s.ShareOfSpan)} {
+			want += " .* " + f
+		}
+		found := false
+		for _, line := range strings.Split(b.String(), "\n") {
+			if strings.HasPrefix(line, label+" ") && strings.Contains(line, ms(s.USPerStep)) && strings.HasSuffix(line, pct(s.ShareOfSpan)) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no row for %s with %s ms/step and %s of span", label, ms(s.USPerStep), pct(s.ShareOfSpan))
+		}
+	}
+}
+
+func TestWriteReportCSV(t *testing.T) {
+	r := fakeReport(2, 3, 5)
+	tests := []struct {
+		format string
+		rows   int // data rows
+		header []string
+	}{
+		{"csv", 2 * 4 * len(fakeDecode), stepsHeader},
+		{"csv-summary", 2 * 2 * len(fakeDecode), summaryHeader},
+	}
+	for _, tc := range tests {
+		var b bytes.Buffer
+		if err := WriteReport(&b, r, tc.format); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(&b).ReadAll()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.format, err)
+		}
+		if len(recs)-1 != tc.rows {
+			t.Errorf("%s: %d data rows, want %d", tc.format, len(recs)-1, tc.rows)
+		}
+		if strings.Join(recs[0], ",") != strings.Join(tc.header, ",") {
+			t.Errorf("%s: header %v", tc.format, recs[0])
+		}
+	}
+}
+
+func TestWriteReportJSONRoundTrip(t *testing.T) {
+	r := fakeReport(2, 3, 5)
+	var b bytes.Buffer
+	if err := WriteReport(&b, r, "json"); err != nil {
+		t.Fatal(err)
+	}
+	var back analyze.Report
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Ranks[1].Decode.Buckets[analyze.AllReduce] != r.Ranks[1].Decode.Buckets[analyze.AllReduce] {
+		t.Errorf("round trip changed allreduce: %+v", back.Ranks[1].Decode.Buckets[analyze.AllReduce])
+	}
+	if !strings.Contains(b.String(), "\n  \"source\": \"fake/run\"") {
+		t.Errorf("not indented: %.80s", b.String())
+	}
+}
+
+func TestWriteReportErrors(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteReport(&b, fakeReport(1, 1, 1), "xml"); err == nil || !strings.Contains(err.Error(), `"xml"`) {
+		t.Errorf("unknown format: err = %v", err)
+	}
+	if err := WriteReport(&b, nil, "table"); err == nil {
+		t.Error("nil report: no error")
+	}
+}
+
+func TestWriteReportEmpty(t *testing.T) {
+	r := &analyze.Report{Ranks: []analyze.Rank{{Rank: -1}}}
+	for _, f := range ReportFormats() {
+		var b bytes.Buffer
+		if err := WriteReport(&b, r, f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
