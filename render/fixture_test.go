@@ -48,7 +48,7 @@ func fakeReport(ranks, decode, layers int) *analyze.Report {
 func fakeRank(rank, ranks, decode, layers int) analyze.Rank {
 	rk := analyze.Rank{Rank: rank, File: fmt.Sprintf("rank%d.pt.trace.json.gz", rank), WorldSize: ranks,
 		Device: "NVIDIA L40S", StepSource: "vllm", StepEvidence: "execute_model annotations",
-		LaunchDelay: analyze.LaunchDelay{Count: 1000, P50US: 12.5, P99US: 80},
+		LaunchDelay:  analyze.LaunchDelay{Count: 1000, P50US: 12.5, P99US: 80},
 		Unclassified: []analyze.KernelStat{{Name: "my_custom_kernel<float, 128>", Bucket: analyze.Other, Count: decode * layers, US: float64(decode*layers) * 1.0, MeanUS: 1, P50US: 1, P99US: 1.4}},
 		TopKernels:   map[analyze.BucketID][]analyze.KernelStat{}}
 	slow := 1 + 0.02*float64(rank)
