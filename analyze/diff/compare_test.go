@@ -1,0 +1,262 @@
+package diff
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"kinetoscope/analyze"
+)
+
+func TestCompareSteps(t *testing.T) {
+	tests := []struct {
+		name        string
+		base, head  *analyze.Report
+		wantSig     bool
+		wantVerdict string
+		wantPhase   string
+		wantTop     analyze.BucketID
+		wantHead    string
+	}{
+		{
+			name:        "allreduce faster",
+			base:        makeReport("a", makeRank(0, "H100", decodeSteps(20, 21700, 11170, 8000, 200), nil)),
+			head:        makeReport("b", makeRank(0, "H100", decodeSteps(20, 12400, 2100, 8000, 200), nil)),
+			wantSig:     true,
+			wantVerdict: verdictSignificant,
+			wantPhase:   "decode",
+			wantTop:     analyze.AllReduce,
+			wantHead:    "decode step 21.7 ms -> 12.4 ms (-43%), AllReduce 11.17 -> 2.10 ms/step",
+		},
+		{
+			name:        "same run",
+			base:        makeReport("a", makeRank(0, "H100", decodeSteps(20, 21700, 11170, 8000, 200), nil)),
+			head:        makeReport("a", makeRank(0, "H100", decodeSteps(20, 21700, 11170, 8000, 200), nil)),
+			wantVerdict: verdictNoise,
+			wantPhase:   "decode",
+			wantHead:    "[step change: within noise]",
+		},
+		{
+			name:        "shift inside noise",
+			base:        makeReport("a", makeRank(0, "H100", decodeSteps(20, 21700, 11170, 8000, 3000), nil)),
+			head:        makeReport("b", makeRank(0, "H100", decodeSteps(19, 21750, 11220, 8000, 3000), nil)),
+			wantVerdict: verdictNoise,
+			wantPhase:   "decode",
+			wantTop:     analyze.AllReduce,
+		},
+		{
+			name:        "shift below floor",
+			base:        makeReport("a", makeRank(0, "H100", decodeSteps(20, 21700, 11170, 8000, 0), nil)),
+			head:        makeReport("b", makeRank(0, "H100", decodeSteps(20, 21750, 11220, 8000, 0), nil)),
+			wantVerdict: verdictFloor,
+			wantPhase:   "decode",
+			wantTop:     analyze.AllReduce,
+		},
+		{
+			name:        "two steps",
+			base:        makeReport("a", makeRank(0, "H100", decodeSteps(2, 21700, 11170, 8000, 0), nil)),
+			head:        makeReport("b", makeRank(0, "H100", decodeSteps(20, 12400, 2100, 8000, 0), nil)),
+			wantVerdict: verdictFewSteps,
+			wantPhase:   "decode",
+			wantTop:     analyze.AllReduce,
+		},
+		{
+			name:        "no decode steps",
+			base:        makeReport("a", makeRank(0, "A100", relabel(decodeSteps(5, 1000, 500, 400, 0), "unknown"), nil)),
+			head:        makeReport("b", makeRank(0, "V100", relabel(decodeSteps(5, 2000, 500, 1400, 0), "unknown"), nil)),
+			wantSig:     true,
+			wantVerdict: verdictSignificant,
+			wantPhase:   "all",
+			wantTop:     analyze.GEMM,
+			wantHead:    "step 1.00 ms -> 2.00 ms (+100%), GEMM 0.40 -> 1.40 ms/step",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := Compare(tt.base, tt.head, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Step.Significant != tt.wantSig || d.Step.Verdict != tt.wantVerdict {
+				t.Errorf("step significant=%v verdict=%q, want %v %q (ci %.1f..%.1f)",
+					d.Step.Significant, d.Step.Verdict, tt.wantSig, tt.wantVerdict, d.Step.CILowUS, d.Step.CIHighUS)
+			}
+			if d.Phase != tt.wantPhase {
+				t.Errorf("phase %q, want %q", d.Phase, tt.wantPhase)
+			}
+			if tt.wantTop != "" && d.BucketOrder[0] != tt.wantTop {
+				t.Errorf("largest change %q, want %q", d.BucketOrder[0], tt.wantTop)
+			}
+			if !strings.Contains(d.Headline, tt.wantHead) {
+				t.Errorf("headline %q, want it to contain %q", d.Headline, tt.wantHead)
+			}
+			for id, b := range d.Buckets {
+				if tt.base == tt.head || tt.wantVerdict == verdictNoise && id == analyze.GEMM {
+					if b.Significant {
+						t.Errorf("bucket %s significant in a run without change: %+v", id, b)
+					}
+				}
+			}
+		})
+	}
+}
+
+// relabel sets the phase of every step.
+func relabel(ss []stepSpec, phase string) []stepSpec {
+	for i := range ss {
+		ss[i].phase = phase
+	}
+	return ss
+}
+
+func TestCompareBucketFigures(t *testing.T) {
+	base := makeReport("a", makeRank(0, "H100", decodeSteps(4, 20000, 10000, 5000, 0), nil))
+	head := makeReport("b", makeRank(0, "H100", decodeSteps(4, 15000, 5000, 5000, 0), nil))
+	d, err := Compare(base, head, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ar := d.Buckets[analyze.AllReduce]
+	checks := []struct {
+		name      string
+		got, want float64
+	}{
+		{"base us/step", ar.BaseUSPerStep, 10000},
+		{"head us/step", ar.HeadUSPerStep, 5000},
+		{"delta us", ar.DeltaUS, -5000},
+		{"delta pct", ar.DeltaPct, -50},
+		{"calls/step", ar.BaseCallsPerStep, 10},
+		{"base share", ar.BaseShare, 100 * 10000.0 / 15000},
+		{"head share", ar.HeadShare, 50},
+		{"gemm delta", d.Buckets[analyze.GEMM].DeltaUS, 0},
+		{"step delta pct", d.Step.DeltaPct, -25},
+		{"step p90", d.Step.BaseP90US, 20000},
+		{"idle", d.Step.BaseIdleUS, 5000},
+	}
+	for _, c := range checks {
+		if math.Abs(c.got-c.want) > 1e-6 {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if !ar.Significant || d.Buckets[analyze.GEMM].Significant {
+		t.Errorf("allreduce significant=%v, gemm significant=%v; want true, false", ar.Significant, d.Buckets[analyze.GEMM].Significant)
+	}
+}
+
+func TestComparePooledRanks(t *testing.T) {
+	// Rank 1 waits longer at AllReduce: pooled figures are the rank mean.
+	base := makeReport("a",
+		makeRank(0, "H100", decodeSteps(5, 20000, 10000, 5000, 0), nil),
+		makeRank(1, "H100", decodeSteps(5, 20000, 12000, 5000, 0), nil))
+	head := makeReport("b",
+		makeRank(0, "H100", decodeSteps(5, 20000, 4000, 5000, 0), nil),
+		makeRank(1, "H100", decodeSteps(5, 20000, 6000, 5000, 0), nil))
+	one := 1
+	tests := []struct {
+		name     string
+		rank     *int
+		wantBase float64
+		wantN    int
+	}{
+		{"pooled", nil, 11000, 5},
+		{"rank 1", &one, 12000, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := Compare(base, head, Options{Rank: tt.rank})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := d.Buckets[analyze.AllReduce].BaseUSPerStep; got != tt.wantBase {
+				t.Errorf("allreduce base %v, want %v", got, tt.wantBase)
+			}
+			if d.Base.Steps != tt.wantN {
+				t.Errorf("samples %d, want %d", d.Base.Steps, tt.wantN)
+			}
+		})
+	}
+	seven := 7
+	if _, err := Compare(base, head, Options{Rank: &seven}); err == nil || !strings.Contains(err.Error(), "no rank 7") {
+		t.Errorf("rank 7: err %v, want one naming the missing rank", err)
+	}
+	if _, err := Compare(nil, head, Options{}); err == nil {
+		t.Error("nil base: no error")
+	}
+}
+
+func TestCompareDeterministic(t *testing.T) {
+	base := makeReport("a", makeRank(0, "H100", decodeSteps(30, 20000, 10000, 5000, 900), nil))
+	head := makeReport("b", makeRank(0, "H100", decodeSteps(30, 19500, 9500, 5000, 900), nil))
+	var outs []string
+	for range 2 {
+		d, err := Compare(base, head, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, _ := json.Marshal(d)
+		outs = append(outs, string(j))
+	}
+	if outs[0] != outs[1] {
+		t.Error("two Compare calls on the same input differ")
+	}
+}
+
+func TestCompareMetadata(t *testing.T) {
+	base := makeReport("a", makeRank(0, "NVIDIA A100", decodeSteps(3, 100, 50, 40, 0), nil))
+	head := makeReport("b", makeRank(0, "NVIDIA H100", decodeSteps(3, 100, 50, 40, 0), nil))
+	d, err := Compare(base, head, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]MetaDiff{}
+	for _, m := range d.Metadata {
+		got[m.Key] = m
+	}
+	if m := got["gpu"]; !m.Differs || m.Base != "NVIDIA A100" || m.Head != "NVIDIA H100" {
+		t.Errorf("gpu metadata %+v", m)
+	}
+	if m := got["world_size"]; m.Differs {
+		t.Errorf("world_size differs: %+v", m)
+	}
+}
+
+func TestContractJSON(t *testing.T) {
+	base := makeReport("a", makeRank(0, "H100", decodeSteps(3, 100, 50, 40, 0), nil))
+	d, err := Compare(base, base, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(j, &m); err != nil {
+		t.Fatal(err)
+	}
+	paths := [][]string{
+		{"base", "path"}, {"base", "ranks"}, {"base", "decode_steps"}, {"head", "path"},
+		{"step", "base_us"}, {"step", "head_us"}, {"step", "delta_pct"}, {"step", "significant"},
+		{"buckets", "allreduce", "base_us_per_step"}, {"buckets", "allreduce", "head_us_per_step"},
+		{"buckets", "allreduce", "delta_us"}, {"buckets", "allreduce", "delta_pct"}, {"buckets", "allreduce", "significant"},
+		{"kernels", "added"}, {"kernels", "removed"}, {"kernels", "changed"}, {"metadata"},
+	}
+	for _, p := range paths {
+		var cur any = m
+		for _, k := range p {
+			obj, ok := cur.(map[string]any)
+			if !ok {
+				t.Fatalf("%v: not an object at %q", p, k)
+			}
+			if cur, ok = obj[k]; !ok {
+				t.Fatalf("JSON lacks %v", p)
+			}
+		}
+		if p[len(p)-1] == "significant" {
+			if _, ok := cur.(bool); !ok {
+				t.Errorf("%v is %T, want bool", p, cur)
+			}
+		}
+	}
+}

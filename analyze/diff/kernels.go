@@ -1,0 +1,172 @@
+package diff
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+
+	"kinetoscope/analyze"
+)
+
+// kernelTotal is one kernel name's time and calls per step in one run.
+type kernelTotal struct {
+	name      string
+	bucket    analyze.BucketID
+	usPerStep float64
+	calls     float64
+}
+
+// kernelTotals pools the ranks' kernel lists (TopKernels and Unclassified,
+// which cover the decode steps when there are any, else all steps) into per
+// step figures: summed over ranks, divided by the steps summed over ranks.
+// complete reports whether the lists account for all kernel time.
+func kernelTotals(ranks []*analyze.Rank) (totals map[string]*kernelTotal, complete bool) {
+	us := map[string]*kernelTotal{}
+	steps, listed, all := 0, 0.0, 0.0
+	for _, rk := range ranks {
+		covered := coveredSteps(rk)
+		steps += len(covered)
+		for _, st := range covered {
+			for _, b := range st.Buckets {
+				all += b.US
+			}
+		}
+		for _, ks := range rankKernels(rk) {
+			t := us[ks.Name]
+			if t == nil {
+				t = &kernelTotal{name: ks.Name, bucket: ks.Bucket}
+				us[ks.Name] = t
+			}
+			t.usPerStep += ks.US
+			t.calls += float64(ks.Count)
+			listed += ks.US
+		}
+	}
+	if steps > 0 {
+		for _, t := range us {
+			t.usPerStep /= float64(steps)
+			t.calls /= float64(steps)
+		}
+	}
+	return us, all == 0 || listed >= 0.999*all
+}
+
+// coveredSteps returns the steps a rank's kernel lists cover: decode steps
+// when there are any, else all steps.
+func coveredSteps(rk *analyze.Rank) []*analyze.Step {
+	if st := phaseSteps(rk, phaseDecode); len(st) > 0 {
+		return st
+	}
+	return phaseSteps(rk, phaseAll)
+}
+
+// rankKernels returns a rank's kernel stats, each name once: TopKernels in
+// bucket display order, then Unclassified names not already listed.
+func rankKernels(rk *analyze.Rank) []analyze.KernelStat {
+	var out []analyze.KernelStat
+	seen := map[string]bool{}
+	add := func(ks []analyze.KernelStat) {
+		for _, k := range ks {
+			if !seen[k.Name] {
+				seen[k.Name] = true
+				out = append(out, k)
+			}
+		}
+	}
+	for _, b := range analyze.Buckets() {
+		add(rk.TopKernels[b.ID])
+	}
+	add(rk.Unclassified)
+	return out
+}
+
+// matchKernels pairs kernels by exact name, then the rest by normalised
+// name; what remains is added (head only) or removed (base only).
+func matchKernels(base, head map[string]*kernelTotal) Kernels {
+	k := Kernels{Added: []KernelUse{}, Removed: []KernelUse{}, Changed: []KernelChange{}}
+	restB, restH := map[string][]*kernelTotal{}, map[string][]*kernelTotal{}
+	for name, b := range base {
+		if h, ok := head[name]; ok {
+			k.Changed = append(k.Changed, change(name, "exact", []*kernelTotal{b}, []*kernelTotal{h}))
+			continue
+		}
+		n := NormalizeKernel(name)
+		restB[n] = append(restB[n], b)
+	}
+	for name, h := range head {
+		if _, ok := base[name]; !ok {
+			n := NormalizeKernel(name)
+			restH[n] = append(restH[n], h)
+		}
+	}
+	for n, bs := range restB {
+		if hs, ok := restH[n]; ok {
+			k.Changed = append(k.Changed, change(n, "normalized", bs, hs))
+			delete(restH, n)
+			continue
+		}
+		k.Removed = append(k.Removed, uses(bs)...)
+	}
+	for _, hs := range restH {
+		k.Added = append(k.Added, uses(hs)...)
+	}
+	sortKernels(&k)
+	return k
+}
+
+// change builds the comparison of matched kernels.
+func change(name, match string, bs, hs []*kernelTotal) KernelChange {
+	c := KernelChange{Name: name, Match: match, Bucket: largest(bs).bucket}
+	for _, b := range bs {
+		c.BaseUSPerStep += b.usPerStep
+		c.BaseCalls += b.calls
+	}
+	for _, h := range hs {
+		c.HeadUSPerStep += h.usPerStep
+		c.HeadCalls += h.calls
+	}
+	if match != "exact" {
+		c.BaseNames, c.HeadNames = names(bs), names(hs)
+	}
+	c.DeltaUS = c.HeadUSPerStep - c.BaseUSPerStep
+	c.DeltaPct = pct(c.DeltaUS, c.BaseUSPerStep)
+	return c
+}
+
+// largest returns the kernel with the most time.
+func largest(ks []*kernelTotal) *kernelTotal {
+	return slices.MaxFunc(ks, func(a, b *kernelTotal) int { return cmp.Compare(a.usPerStep, b.usPerStep) })
+}
+
+// names lists the kernels' names, sorted.
+func names(ks []*kernelTotal) []string {
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = k.name
+	}
+	slices.Sort(out)
+	return out
+}
+
+// uses converts kernel totals to KernelUse entries.
+func uses(ks []*kernelTotal) []KernelUse {
+	out := make([]KernelUse, len(ks))
+	for i, k := range ks {
+		out[i] = KernelUse{Name: k.name, Bucket: k.bucket, USPerStep: k.usPerStep, CallsPerStep: k.calls}
+	}
+	return out
+}
+
+// sortKernels orders added and removed by time, changed by |delta|, ties by
+// name, so the output is deterministic.
+func sortKernels(k *Kernels) {
+	byUse := func(a, b KernelUse) int {
+		return cmp.Or(cmp.Compare(b.USPerStep, a.USPerStep), strings.Compare(a.Name, b.Name))
+	}
+	slices.SortFunc(k.Added, byUse)
+	slices.SortFunc(k.Removed, byUse)
+	slices.SortFunc(k.Changed, func(a, b KernelChange) int {
+		return cmp.Or(cmp.Compare(math.Abs(b.DeltaUS), math.Abs(a.DeltaUS)), strings.Compare(a.Name, b.Name))
+	})
+}
