@@ -2,10 +2,142 @@ package main
 
 import (
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"kinetoscope/analyze"
+	"kinetoscope/analyze/diff"
+	"kinetoscope/render"
 )
 
-// runDiff is the diff command. Placeholder until its issue lands.
+// diffUsage is the diff command's synopsis.
+const diffUsage = `usage: kinetoscope diff BASE HEAD [--format table|json|markdown] [--rank N] [--phase decode|prefill|all] [--reports]
+
+Compares two profiling runs bucket by bucket: step span, time and calls per
+step per bucket, kernels present in one run only, launch delay, metadata.
+Each change in step time and bucket time is tested against run-to-run noise
+(bootstrap confidence interval of the difference of means over the steps).
+BASE and HEAD are trace files, profile directories or archives; with
+--reports they are JSON reports written by 'kinetoscope analyze --format json'.
+`
+
+// diffArgs are the diff command's parsed arguments.
+type diffArgs struct {
+	base, head string
+	format     string
+	reports    bool
+	opt        diff.Options
+}
+
+// runDiff is the diff command.
 func runDiff(args []string, stdout, stderr io.Writer) error {
-	return errors.New("not implemented yet")
+	a, err := parseDiffArgs(args, stderr)
+	if err != nil {
+		return err
+	}
+	base, err := loadDiffSide(a.base, a.reports)
+	if err != nil {
+		return err
+	}
+	head, err := loadDiffSide(a.head, a.reports)
+	if err != nil {
+		return err
+	}
+	d, err := diff.Compare(base, head, a.opt)
+	if err != nil {
+		return err
+	}
+	return render.WriteDiff(stdout, d, a.format)
+}
+
+// parseDiffArgs parses flags given before, between or after the two paths.
+func parseDiffArgs(args []string, stderr io.Writer) (diffArgs, error) {
+	var a diffArgs
+	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, diffUsage, "\nflags:\n")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&a.format, "format", "table", "output format: "+strings.Join(render.DiffFormats(), ", "))
+	fs.StringVar(&a.opt.Phase, "phase", "decode", "steps compared: decode, prefill or all")
+	fs.BoolVar(&a.reports, "reports", false, "BASE and HEAD are JSON reports from 'kinetoscope analyze --format json'")
+	fs.Func("rank", "compare this rank only (default: all ranks, pooled per step)", func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("rank %q is not a number", s)
+		}
+		a.opt.Rank = &n
+		return nil
+	})
+	var paths []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return a, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		paths = append(paths, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(paths) != 2 {
+		fs.Usage()
+		return a, fmt.Errorf("want two paths, BASE and HEAD; got %d", len(paths))
+	}
+	if !validDiffFormat(a.format) {
+		return a, fmt.Errorf("unknown format %q (want one of %s)", a.format, strings.Join(render.DiffFormats(), ", "))
+	}
+	a.base, a.head = paths[0], paths[1]
+	return a, nil
+}
+
+// validDiffFormat reports whether render.WriteDiff accepts f, so a typo
+// fails before the traces are read.
+func validDiffFormat(f string) bool {
+	for _, g := range render.DiffFormats() {
+		if f == g {
+			return true
+		}
+	}
+	return false
+}
+
+// loadDiffSide reads one side: a saved JSON report, or a trace path to
+// ingest and analyse.
+func loadDiffSide(path string, report bool) (*analyze.Report, error) {
+	if report {
+		return readReport(path)
+	}
+	return analyzePath(path)
+}
+
+// readReport reads a JSON report written by the analyze command.
+func readReport(path string) (*analyze.Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read report: %w", err)
+	}
+	var r analyze.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: not a JSON report: %w", path, err)
+	}
+	if len(r.Ranks) == 0 {
+		return nil, fmt.Errorf("%s: report has no ranks (is it an analyze --format json output?)", path)
+	}
+	if r.Source == "" {
+		r.Source = path
+	}
+	return &r, nil
+}
+
+// analyzePath ingests and analyses a trace path.
+func analyzePath(path string) (*analyze.Report, error) {
+	return nil, errors.New(path + ": reading traces needs ingest.Open and analyze.Analyze, not yet in this build; use --reports")
 }
