@@ -1,0 +1,152 @@
+package ingest
+
+// argVals are the event args the model keeps, raw or parsed.
+type argVals struct {
+	correlation, external, bytes int64
+	stream, device               int64
+	hasCorr, hasStream, hasDev   bool
+	grid, block                  [3]int32
+	name                         []byte // args.name of metadata events
+	nameEsc                      bool
+	coll                         rawColl
+}
+
+// rawColl are the collective args of an NCCL kernel or record_param_comms.
+type rawColl struct {
+	present                bool
+	name, dtype, pg, ranks []byte
+	esc                    [4]bool // escapes in name, dtype, pg, ranks
+	in, out, seq, group    int64
+}
+
+// args parses the args object of ev. The object is complete in buf (its
+// brackets were matched while scanning the event).
+func (s *scanner) args(ev *rawEvent, a *argVals) error {
+	*a = argVals{coll: rawColl{seq: -1}}
+	if ev.args < 0 {
+		return nil
+	}
+	i := s.ws(ev.args + 1)
+	if i < ev.argsEnd && s.buf[i] == '}' {
+		return nil
+	}
+	for i < ev.argsEnd {
+		key, next, err := s.key(i)
+		if err != nil {
+			return s.inArgs(ev, err)
+		}
+		if i, err = s.argField(key, next, a); err != nil {
+			return s.inArgs(ev, err)
+		}
+		i = s.ws(i)
+		if i >= ev.argsEnd {
+			break
+		}
+		switch s.buf[i] {
+		case ',':
+			i = s.ws(i + 1)
+		case '}':
+			return nil
+		default:
+			return s.unexpected(i, "',' or '}' in args")
+		}
+	}
+	return s.syntax(ev.args, "unterminated args object")
+}
+
+// inArgs turns errShort inside a complete args object into a syntax error.
+func (s *scanner) inArgs(ev *rawEvent, err error) error {
+	if err == errShort {
+		return s.syntax(ev.args, "malformed args object")
+	}
+	return err
+}
+
+// argField parses the value at i for an args key.
+func (s *scanner) argField(key []byte, i int, a *argVals) (int, error) {
+	var raw []byte
+	var esc bool
+	next, err := s.argValue(i, &raw, &esc)
+	if err != nil {
+		return 0, err
+	}
+	c := &a.coll
+	switch string(key) {
+	case "correlation":
+		a.correlation, a.hasCorr = parseInt(raw)
+	case "External id":
+		a.external, _ = parseInt(raw)
+	case "stream":
+		a.stream, a.hasStream = parseInt(raw)
+	case "device":
+		a.device, a.hasDev = parseInt(raw)
+	case "bytes":
+		a.bytes, _ = parseInt(raw)
+	case "grid":
+		a.grid = dims(raw)
+	case "block":
+		a.block = dims(raw)
+	case "name":
+		a.name, a.nameEsc = raw, esc
+	case "Collective name":
+		c.present, c.name, c.esc[0] = true, raw, esc
+	case "dtype":
+		c.dtype, c.esc[1] = raw, esc
+	case "Process Group Name":
+		c.pg, c.esc[2] = raw, esc
+	case "Process Group Ranks":
+		c.ranks, c.esc[3] = raw, esc
+	case "In msg nelems":
+		c.in, _ = parseInt(raw)
+	case "Out msg nelems":
+		c.out, _ = parseInt(raw)
+	case "Group size":
+		c.group, _ = parseInt(raw)
+	case "Seq":
+		if v, ok := parseInt(raw); ok {
+			c.seq = v
+		}
+	}
+	return next, nil
+}
+
+// argValue scans any value at i: a string's raw content, or the text of a
+// literal, array or object.
+func (s *scanner) argValue(i int, raw *[]byte, esc *bool) (int, error) {
+	if i < len(s.buf) && s.buf[i] == '"' {
+		r, e, next, err := s.str(i)
+		*raw, *esc = r, e
+		return next, err
+	}
+	next, err := s.skip(i)
+	if err != nil {
+		return 0, err
+	}
+	*raw = s.buf[i:next]
+	return next, nil
+}
+
+// dims parses a launch dimension array like [512, 1, 1].
+func dims(raw []byte) [3]int32 {
+	var d [3]int32
+	if len(raw) < 2 || raw[0] != '[' {
+		return d
+	}
+	k, v, in := 0, int64(0), false
+	for _, c := range raw[1:] {
+		switch {
+		case c >= '0' && c <= '9':
+			if v < 1<<31 {
+				v = v*10 + int64(c-'0')
+			}
+			in = true
+		case c == ',' || c == ']':
+			if in && k < 3 {
+				d[k] = int32(min(v, 1<<31-1))
+			}
+			k++
+			v, in = 0, false
+		}
+	}
+	return d
+}

@@ -1,0 +1,128 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+const (
+	// blockSize is how many decompressed bytes one block carries.
+	blockSize = 1 << 20
+	// blockPrefix is room before a block's data where the scanner copies the
+	// unfinished tail of the previous block, so that a value that spans two
+	// blocks is contiguous without copying the whole block.
+	blockPrefix = 64 << 10
+	// blocksInFlight bounds the blocks between the reader and the parser.
+	blocksInFlight = 4
+)
+
+// errLimit is wrapped by the error for input past MaxUncompressedBytes.
+var errLimit = errors.New("decompressed size limit exceeded")
+
+// block is one piece of decompressed input.
+type block struct {
+	mem []byte // blockPrefix bytes of room, then the data
+	n   int    // data length
+}
+
+// blockReader reads a stream into blocks on its own goroutine, so that
+// decompression runs concurrently with parsing. Blocks go back through free
+// for reuse: memory stays at blocksInFlight blocks whatever the input size.
+type blockReader struct {
+	full  chan *block
+	free  chan *block
+	done  chan struct{}
+	err   error // set before full is closed
+	total int64 // bytes delivered; read only after full is closed
+}
+
+// newBlockReader starts reading r. limit, when positive, bounds the bytes
+// read. stop must be closed by the consumer when it is done.
+func newBlockReader(r io.Reader, limit int64) *blockReader {
+	br := &blockReader{
+		full: make(chan *block, blocksInFlight),
+		free: make(chan *block, blocksInFlight+2),
+		done: make(chan struct{}),
+	}
+	for range blocksInFlight + 2 {
+		br.free <- &block{mem: make([]byte, blockPrefix+blockSize)}
+	}
+	go br.run(r, limit)
+	return br
+}
+
+func (br *blockReader) run(r io.Reader, limit int64) {
+	defer close(br.full)
+	for {
+		var b *block
+		select {
+		case b = <-br.free:
+		case <-br.done:
+			return
+		}
+		n, err := fill(r, b.mem[blockPrefix:])
+		b.n = n
+		br.total += int64(n)
+		if limit > 0 && br.total > limit {
+			br.err = fmt.Errorf("%w: more than %d uncompressed bytes", errLimit, limit)
+			return
+		}
+		if n > 0 {
+			select {
+			case br.full <- b:
+			case <-br.done:
+				return
+			}
+		}
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			br.err = err
+			return
+		}
+	}
+}
+
+// next returns the next block, or nil at the end of input or on error
+// (see err).
+func (br *blockReader) next() *block {
+	return <-br.full
+}
+
+// release gives a block back for reuse.
+func (br *blockReader) release(b *block) {
+	if b != nil {
+		select {
+		case br.free <- b:
+		default:
+		}
+	}
+}
+
+// close stops the reading goroutine.
+func (br *blockReader) close() {
+	select {
+	case <-br.done:
+	default:
+		close(br.done)
+	}
+	for range br.full { // let the goroutine finish
+	}
+}
+
+// fill reads into p until it is full or r fails; unlike io.ReadFull it
+// passes io.ErrUnexpectedEOF from r through (a truncated gzip stream) and
+// returns io.EOF at the end of input.
+func fill(r io.Reader, p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := r.Read(p[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,221 @@
+package ingest
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// builder turns raw events into a Trace.
+type builder struct {
+	t        *Trace
+	threads  map[string]int32 // pid "\x00" tid -> index in t.Threads
+	key      []byte           // scratch for thread keys
+	ev       rawEvent
+	a        argVals
+	cats     [numCategories]int64
+	other    map[string]int64
+	badTimes int64 // kept-category events whose ts or dur did not parse
+}
+
+func newBuilder(path string) *builder {
+	t := &Trace{
+		Path:         path,
+		Rank:         -1,
+		RankSource:   "unknown",
+		Strings:      NewStrings(),
+		ProcessNames: map[string]string{},
+	}
+	t.Meta.Distributed.Rank = -1
+	return &builder{t: t, threads: map[string]int32{}, other: map[string]int64{}}
+}
+
+// add counts the event in ev and keeps what the model needs.
+func (p *builder) add(s *scanner, ev *rawEvent) error {
+	p.t.Counts.Events++
+	c := classify(ev.cat)
+	if c == catOther {
+		if n, ok := p.other[string(ev.cat)]; ok {
+			p.other[string(ev.cat)] = n + 1
+		} else {
+			p.other[string(ev.cat)] = 1
+		}
+	} else {
+		p.cats[c]++
+	}
+	switch c {
+	case catPython:
+		p.t.Counts.PythonFunctions++
+		return nil
+	case catNone:
+		if string(ev.ph) == "M" {
+			return p.metadataEvent(s, ev)
+		}
+		return nil
+	case catKernel, catMemcpy, catMemset, catRuntime, catDriver,
+		catUserAnnotation, catGPUAnnotation:
+	case catCPUOp:
+		if string(ev.name) != "record_param_comms" {
+			return nil
+		}
+	default:
+		return nil
+	}
+	if string(ev.ph) != "X" {
+		return nil
+	}
+	start, ok1 := parseMicrosNS(ev.ts)
+	dur, ok2 := parseMicrosNS(ev.dur)
+	if !ok1 || !ok2 {
+		p.badTimes++
+		return nil
+	}
+	if err := s.args(ev, &p.a); err != nil {
+		return err
+	}
+	return p.keep(c, ev, start, dur)
+}
+
+// keep stores an X event of a kept category.
+func (p *builder) keep(c category, ev *rawEvent, start, dur int64) error {
+	a := &p.a
+	switch c {
+	case catKernel, catMemcpy, catMemset:
+		p.gpuEvent(c, ev, start, dur)
+	case catRuntime, catDriver:
+		if !a.hasCorr {
+			return nil
+		}
+		kind := LaunchRuntime
+		if c == catDriver {
+			kind = LaunchDriver
+		}
+		p.t.Launches.Append(Launch{Start: start, Dur: dur, Correlation: a.correlation,
+			ExternalID: a.external, Name: p.name(ev), Thread: p.thread(ev.pid, ev.tid), Kind: kind})
+	case catUserAnnotation:
+		p.t.Annotations.Append(Annotation{Start: start, Dur: dur, Name: p.name(ev),
+			Thread: p.thread(ev.pid, ev.tid)})
+	case catGPUAnnotation:
+		stream := a.stream
+		if !a.hasStream {
+			stream, _ = parseInt(ev.tid)
+		}
+		p.t.Annotations.Append(Annotation{Start: start, Dur: dur, Name: p.name(ev),
+			Thread: int32(stream), GPU: true})
+	case catCPUOp:
+		p.t.CommOps.Append(CommOp{Start: start, Dur: dur, ExternalID: a.external,
+			Thread: p.thread(ev.pid, ev.tid), Args: p.collective(&a.coll)})
+	}
+	return nil
+}
+
+// gpuEvent stores a kernel, memcpy or memset.
+func (p *builder) gpuEvent(c category, ev *rawEvent, start, dur int64) {
+	a := &p.a
+	g := GPUEvent{Start: start, Dur: dur, Correlation: a.correlation, ExternalID: a.external,
+		Bytes: a.bytes, Name: p.name(ev), Stream: int32(a.stream), Device: int16(a.device),
+		Kind: KindKernel, Coll: NoCollective, Grid: a.grid, Block: a.block}
+	switch c {
+	case catMemcpy:
+		g.Kind = KindMemcpy
+	case catMemset:
+		g.Kind = KindMemset
+	}
+	if !a.hasDev {
+		d, _ := parseInt(ev.pid)
+		g.Device = int16(d)
+	}
+	if !a.hasStream {
+		st, _ := parseInt(ev.tid)
+		g.Stream = int32(st)
+	}
+	if a.coll.present {
+		g.Coll = int32(len(p.t.Collectives))
+		p.t.Collectives = append(p.t.Collectives, p.collective(&a.coll))
+	}
+	p.t.GPU.Append(g)
+}
+
+// collective interns the collective args.
+func (p *builder) collective(c *rawColl) CollectiveArgs {
+	return CollectiveArgs{
+		Name: p.intern(c.name, c.esc[0]), InNelems: c.in, OutNelems: c.out,
+		Dtype: p.intern(c.dtype, c.esc[1]), GroupSize: int32(c.group),
+		PGName: p.intern(c.pg, c.esc[2]), PGRanks: p.intern(c.ranks, c.esc[3]), SeqNum: c.seq,
+	}
+}
+
+// metadataEvent handles process_name and thread_name events.
+func (p *builder) metadataEvent(s *scanner, ev *rawEvent) error {
+	kind := string(ev.name)
+	if kind != "process_name" && kind != "thread_name" {
+		return nil
+	}
+	if err := s.args(ev, &p.a); err != nil {
+		return err
+	}
+	name := p.t.Strings.Get(p.intern(p.a.name, p.a.nameEsc))
+	if kind == "process_name" {
+		p.t.ProcessNames[string(ev.pid)] = name
+	} else {
+		p.t.Threads[p.thread(ev.pid, ev.tid)].Name = name
+	}
+	return nil
+}
+
+// name interns the event's name.
+func (p *builder) name(ev *rawEvent) StrID { return p.intern(ev.name, ev.nameEsc) }
+
+// intern interns a raw JSON string, decoding escapes when it has any.
+func (p *builder) intern(raw []byte, esc bool) StrID {
+	if !esc {
+		return p.t.Strings.InternBytes(raw)
+	}
+	return p.t.Strings.Intern(unescape(raw))
+}
+
+// unescape decodes the escapes of a raw JSON string; on a bad escape it
+// returns the raw text.
+func unescape(raw []byte) string {
+	q := make([]byte, 0, len(raw)+2)
+	q = append(append(append(q, '"'), raw...), '"')
+	var str string
+	if err := json.Unmarshal(q, &str); err != nil {
+		return string(raw)
+	}
+	return str
+}
+
+// thread returns the index of the (pid, tid) row in t.Threads, adding it.
+func (p *builder) thread(pid, tid []byte) int32 {
+	p.key = append(append(append(p.key[:0], pid...), 0), tid...)
+	if i, ok := p.threads[string(p.key)]; ok {
+		return i
+	}
+	i := int32(len(p.t.Threads))
+	p.t.Threads = append(p.t.Threads, Thread{PID: string(pid), TID: string(tid)})
+	p.threads[string(p.key)] = i
+	return i
+}
+
+// finish fills the counts and warnings once all events are read.
+func (p *builder) finish() {
+	c := &p.t.Counts
+	c.ByCategory = make(map[string]int64, len(p.other)+8)
+	for k, n := range p.other {
+		c.ByCategory[k] += n
+	}
+	for i, n := range p.cats {
+		if n > 0 {
+			c.ByCategory[categoryNames[i]] += n
+		}
+	}
+	p.setRank()
+	if p.badTimes > 0 {
+		p.warn("%d events of kept categories had an unreadable ts or dur and were dropped", p.badTimes)
+	}
+}
+
+// warn adds a warning to the trace.
+func (p *builder) warn(format string, args ...any) {
+	p.t.Warnings = append(p.t.Warnings, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,198 @@
+package ingest
+
+import (
+	"fmt"
+	"io"
+)
+
+// document parses the whole JSON text: an object with traceEvents and
+// metadata keys, or a bare array of events.
+func (p *builder) document(s *scanner) error {
+	c, err := s.first()
+	if err != nil {
+		return err
+	}
+	switch c {
+	case '{':
+		s.pos++
+		if err := p.object(s); err != nil {
+			return err
+		}
+	case '[':
+		if err := p.events(s); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("%w: not JSON (starts with %q)", ErrNotTrace, c)
+	}
+	return s.end()
+}
+
+// first skips leading whitespace (and a UTF-8 byte order mark) and returns
+// the first byte of the document.
+func (s *scanner) first() (byte, error) {
+	for {
+		s.pos = s.ws(s.pos)
+		if s.pos+3 <= len(s.buf) && string(s.buf[s.pos:s.pos+3]) == "\xef\xbb\xbf" {
+			s.pos += 3
+			continue
+		}
+		if s.pos < len(s.buf) && (s.pos+3 <= len(s.buf) || s.buf[s.pos] != 0xef) {
+			return s.buf[s.pos], nil
+		}
+		if err := s.more(s.pos); err == io.EOF {
+			if s.pos < len(s.buf) {
+				return s.buf[s.pos], nil
+			}
+			return 0, fmt.Errorf("%w: empty input", ErrNotTrace)
+		} else if err != nil {
+			return 0, err
+		}
+	}
+}
+
+// end checks that only whitespace follows the document.
+func (s *scanner) end() error {
+	for {
+		s.pos = s.ws(s.pos)
+		if s.pos < len(s.buf) {
+			return s.syntax(s.pos, "data after the end of the JSON document")
+		}
+		if err := s.more(s.pos); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+}
+
+// object parses the top-level object after its '{'.
+func (p *builder) object(s *scanner) error {
+	seen := false
+	for first := true; ; first = false {
+		key, done, err := s.topKey(first)
+		if err != nil || done {
+			if err == nil && !seen {
+				err = fmt.Errorf("%w: no traceEvents key in the top-level object", ErrNotTrace)
+			}
+			return err
+		}
+		switch {
+		case key == "traceEvents":
+			seen = true
+			err = p.events(s)
+		case s.buf[s.pos] == '{' || s.buf[s.pos] == '[':
+			if key == "deviceProperties" || key == "distributedInfo" {
+				err = p.rawTop(s, key)
+			} else {
+				err = s.skipStream()
+			}
+		default:
+			err = p.rawTop(s, key)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// rawTop reads a whole top-level value and hands it to topValue.
+func (p *builder) rawTop(s *scanner, key string) error {
+	start := 0
+	if err := s.retry(func(i int) (int, error) { start = i; return s.skip(i) }); err != nil {
+		return err
+	}
+	return p.topValue(key, s.buf[start:s.pos])
+}
+
+// topKey reads the separator before a top-level key, the key and its colon.
+// done is true at the closing '}'. On return pos is at the value's first
+// byte.
+func (s *scanner) topKey(first bool) (key string, done bool, err error) {
+	err = s.retry(func(i int) (int, error) {
+		i = s.ws(i)
+		if i >= len(s.buf) {
+			return 0, errShort
+		}
+		if s.buf[i] == '}' {
+			done = true
+			return i + 1, nil
+		}
+		if !first {
+			if s.buf[i] != ',' {
+				return 0, s.unexpected(i, "',' or '}' in the top-level object")
+			}
+			i = s.ws(i + 1)
+		}
+		raw, next, err := s.key(i)
+		if err != nil {
+			return 0, err
+		}
+		key = string(raw)
+		return next, nil
+	})
+	return key, done, err
+}
+
+// events parses the traceEvents array at pos.
+func (p *builder) events(s *scanner) error {
+	empty := false
+	err := s.retry(func(i int) (int, error) {
+		if i >= len(s.buf) {
+			return 0, errShort
+		}
+		if s.buf[i] != '[' {
+			return 0, fmt.Errorf("%w: traceEvents is not an array", ErrNotTrace)
+		}
+		i = s.ws(i + 1)
+		if i >= len(s.buf) {
+			return 0, errShort
+		}
+		empty = s.buf[i] == ']'
+		if empty {
+			i++
+		}
+		return i, nil
+	})
+	if err != nil || empty {
+		return err
+	}
+	for {
+		next, done, err := p.eventStep(s, s.pos)
+		if err == errShort {
+			if err := s.more(s.pos); err != nil {
+				return s.eofErr(err)
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		s.pos = next
+		if err := p.add(s, &p.ev); err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+// eventStep parses one event and the ',' or ']' after it.
+func (p *builder) eventStep(s *scanner, i int) (int, bool, error) {
+	i, err := s.event(s.ws(i), &p.ev)
+	if err != nil {
+		return 0, false, err
+	}
+	i = s.ws(i)
+	if i >= len(s.buf) {
+		return 0, false, errShort
+	}
+	switch s.buf[i] {
+	case ',':
+		return i + 1, false, nil
+	case ']':
+		return i + 1, true, nil
+	}
+	return 0, false, s.unexpected(i, "',' or ']' after an event")
+}

@@ -1,0 +1,132 @@
+package ingest
+
+// rawEvent is one trace event as found in the input: slices into the
+// scanner's buffer, valid until the next block is fetched. Strings are raw
+// (escapes not decoded), numbers are their text.
+type rawEvent struct {
+	ph, cat, name, pid, tid, ts, dur []byte
+	nameEsc                          bool
+	args, argsEnd                    int // position of the args object in buf; args is -1 if none
+}
+
+// event parses the event object at i into ev.
+func (s *scanner) event(i int, ev *rawEvent) (int, error) {
+	*ev = rawEvent{args: -1}
+	b := s.buf
+	if i >= len(b) {
+		return 0, errShort
+	}
+	if b[i] != '{' {
+		return 0, s.unexpected(i, "an event object")
+	}
+	i = s.ws(i + 1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		key, next, err := s.key(i)
+		if err != nil {
+			return 0, err
+		}
+		if i, err = s.eventField(key, next, ev); err != nil {
+			return 0, err
+		}
+		i = s.ws(i)
+		if i >= len(b) {
+			return 0, errShort
+		}
+		switch b[i] {
+		case ',':
+			i = s.ws(i + 1)
+		case '}':
+			return i + 1, nil
+		default:
+			return 0, s.unexpected(i, "',' or '}' in an event")
+		}
+	}
+}
+
+// key parses an object key and the colon after it, and returns the raw key
+// and the position of the value.
+func (s *scanner) key(i int) ([]byte, int, error) {
+	b := s.buf
+	if i >= len(b) {
+		return nil, 0, errShort
+	}
+	if b[i] != '"' {
+		return nil, 0, s.unexpected(i, "an object key")
+	}
+	key, _, next, err := s.str(i)
+	if err != nil {
+		return nil, 0, err
+	}
+	i = s.ws(next)
+	if i >= len(b) {
+		return nil, 0, errShort
+	}
+	if b[i] != ':' {
+		return nil, 0, s.unexpected(i, "':' after an object key")
+	}
+	i = s.ws(i + 1)
+	if i >= len(b) {
+		return nil, 0, errShort
+	}
+	return key, i, nil
+}
+
+// eventField parses the value at i for key into ev.
+func (s *scanner) eventField(key []byte, i int, ev *rawEvent) (int, error) {
+	switch string(key) {
+	case "ph":
+		return s.text(i, &ev.ph, nil)
+	case "cat":
+		return s.text(i, &ev.cat, nil)
+	case "name":
+		return s.text(i, &ev.name, &ev.nameEsc)
+	case "pid":
+		return s.text(i, &ev.pid, nil)
+	case "tid":
+		return s.text(i, &ev.tid, nil)
+	case "ts":
+		return s.text(i, &ev.ts, nil)
+	case "dur":
+		return s.text(i, &ev.dur, nil)
+	case "args":
+		if s.buf[i] == '{' {
+			next, err := s.skipContainer(i)
+			ev.args, ev.argsEnd = i, next
+			return next, err
+		}
+	}
+	return s.skip(i)
+}
+
+// text parses the scalar at i into dst: a string's raw content or a
+// literal's text. An object or array is skipped and leaves dst nil.
+func (s *scanner) text(i int, dst *[]byte, esc *bool) (int, error) {
+	b := s.buf
+	if i >= len(b) {
+		return 0, errShort
+	}
+	switch b[i] {
+	case '"':
+		raw, e, next, err := s.str(i)
+		*dst = raw
+		if esc != nil {
+			*esc = e
+		}
+		return next, err
+	case '{', '[':
+		*dst = nil
+		return s.skipContainer(i)
+	case 'n': // null
+		*dst = nil
+		return s.skip(i)
+	}
+	if next, err := s.skip(i); err != nil {
+		return 0, err
+	} else {
+		*dst = b[i:next]
+		return next, nil
+	}
+}

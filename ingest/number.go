@@ -1,0 +1,123 @@
+package ingest
+
+import (
+	"math"
+	"strconv"
+)
+
+// parseMicrosNS converts a JSON number of microseconds, as text, into integer
+// nanoseconds without going through a float: "6520618853487.683" is
+// 6520618853487683. More than three decimals are rounded half away from zero;
+// exponent forms fall back to a float and are rounded. A quoted number is
+// accepted. It reports false for text that is not a number or overflows.
+func parseMicrosNS(b []byte) (int64, bool) {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+		b = b[1 : len(b)-1]
+	}
+	neg := false
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		neg = true
+		i++
+	}
+	start := i
+	var v int64
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if v > (math.MaxInt64-9)/10 {
+			return 0, false
+		}
+		v = v*10 + int64(b[i]-'0')
+	}
+	if i == start {
+		return 0, false
+	}
+	frac, digits := int64(0), 0
+	roundUp := false
+	if i < len(b) && b[i] == '.' {
+		i++
+		fs := i
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			switch {
+			case digits < 3:
+				frac = frac*10 + int64(b[i]-'0')
+				digits++
+			case digits == 3:
+				roundUp = b[i] >= '5'
+				digits++
+			}
+		}
+		if i == fs {
+			return 0, false
+		}
+	}
+	if i < len(b) {
+		if b[i] == 'e' || b[i] == 'E' {
+			return parseFloatNS(b)
+		}
+		return 0, false
+	}
+	for ; digits < 3; digits++ {
+		frac *= 10
+	}
+	if v > (math.MaxInt64-1000)/1000 {
+		return 0, false
+	}
+	ns := v*1000 + frac
+	if roundUp {
+		ns++
+	}
+	if neg {
+		ns = -ns
+	}
+	return ns, true
+}
+
+// parseFloatNS handles microsecond numbers written with an exponent.
+func parseFloatNS(b []byte) (int64, bool) {
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return 0, false
+	}
+	ns := math.Round(f * 1000)
+	if math.IsNaN(ns) || ns >= math.MaxInt64 || ns <= math.MinInt64 {
+		return 0, false
+	}
+	return int64(ns), true
+}
+
+// parseInt parses a JSON integer (optionally quoted). A number with a
+// fraction or exponent is truncated toward zero. It reports false for
+// anything else.
+func parseInt(b []byte) (int64, bool) {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+		b = b[1 : len(b)-1]
+	}
+	neg := false
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		neg = true
+		i++
+	}
+	start := i
+	var v int64
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if v > (math.MaxInt64-9)/10 {
+			return 0, false
+		}
+		v = v*10 + int64(b[i]-'0')
+	}
+	if i == start {
+		return 0, false
+	}
+	if i < len(b) {
+		f, err := strconv.ParseFloat(string(b), 64)
+		if err != nil || math.Abs(f) >= math.MaxInt64 {
+			return 0, false
+		}
+		return int64(f), true
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}

@@ -1,0 +1,228 @@
+package ingest
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// Open reads everything at path: a trace file, a directory of them (a vLLM
+// profile directory: every *.json and *.json.gz below it), or a tar, tar.gz
+// or zip archive of one. A file that cannot be read is recorded in
+// Set.Errors and the others are still read; Open itself fails only when
+// path cannot be opened.
+func Open(path string, opt Options) (*Set, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &collector{set: &Set{Path: path}, opt: opt}
+	if st.IsDir() {
+		err = c.dir(path)
+	} else {
+		err = c.file(path, st.Size())
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.finish()
+	return c.set, nil
+}
+
+// collector gathers the traces of one Open.
+type collector struct {
+	set *Set
+	opt Options
+}
+
+// isTraceName reports whether a file name looks like a trace.
+func isTraceName(name string) bool {
+	n := strings.ToLower(name)
+	return strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz")
+}
+
+// isCapture reports whether p lies under a capture_traces directory.
+func isCapture(p string) bool {
+	for _, part := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' || r == '!' }) {
+		if part == "capture_traces" {
+			return true
+		}
+	}
+	return false
+}
+
+// dir reads every trace file below root.
+func (c *collector) dir(root string) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			c.fail(p, err)
+			return nil
+		}
+		if d.IsDir() || !isTraceName(d.Name()) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			c.fail(p, err)
+			return nil
+		}
+		c.add(p, func() (*Trace, error) { return c.readPath(p, info.Size()) })
+		return nil
+	})
+}
+
+// file reads one file: an archive or a trace.
+func (c *collector) file(p string, size int64) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	switch {
+	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
+		return c.zip(p, f, size)
+	case isTar(head):
+		return c.tar(p, f)
+	case isGzip(head):
+		zr, err := gzip.NewReader(f)
+		if err == nil {
+			br := bufio.NewReaderSize(zr, 64<<10)
+			if inner, _ := br.Peek(512); isTar(inner) {
+				return c.tar(p, br)
+			}
+		}
+	}
+	c.add(p, func() (*Trace, error) { return c.readPath(p, size) })
+	return nil
+}
+
+// isTar reports whether head is the start of a tar archive.
+func isTar(head []byte) bool {
+	return len(head) >= 262 && string(head[257:262]) == "ustar"
+}
+
+// readPath reads one trace file.
+func (c *collector) readPath(p string, size int64) (*Trace, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readTrace(f, p, size, c.opt)
+}
+
+// tar reads the trace members of a tar stream.
+func (c *collector) tar(p string, r io.Reader) error {
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			c.fail(p, fmt.Errorf("reading tar archive: %w", err))
+			return nil
+		}
+		if h.Typeflag != tar.TypeReg || !isTraceName(h.Name) {
+			continue
+		}
+		name := p + "!" + h.Name
+		c.add(name, func() (*Trace, error) { return readTrace(tr, name, h.Size, c.opt) })
+	}
+}
+
+// zip reads the trace members of a zip archive.
+func (c *collector) zip(p string, f *os.File, size int64) error {
+	zr, err := zip.NewReader(f, size)
+	if err != nil {
+		c.fail(p, fmt.Errorf("reading zip archive: %w", err))
+		return nil
+	}
+	for _, m := range zr.File {
+		if m.FileInfo().IsDir() || !isTraceName(m.Name) {
+			continue
+		}
+		name := p + "!" + m.Name
+		c.add(name, func() (*Trace, error) {
+			rc, err := m.Open()
+			if err != nil {
+				return nil, err
+			}
+			defer rc.Close()
+			return readTrace(rc, name, int64(m.UncompressedSize64), c.opt)
+		})
+	}
+	return nil
+}
+
+// fail records a file that could not be read.
+func (c *collector) fail(p string, err error) {
+	c.set.Errors = append(c.set.Errors, &FileError{Path: p, Err: err})
+}
+
+// add reads one trace and files it: execution trace, capture trace, set
+// aside, or error.
+func (c *collector) add(p string, read func() (*Trace, error)) {
+	t, err := read()
+	if err != nil {
+		c.fail(p, err)
+		return
+	}
+	if isCapture(p) {
+		t.Capture = true
+		c.set.Captures = append(c.set.Captures, t)
+		return
+	}
+	if t.GPU.Len() == 0 {
+		c.set.SetAside = append(c.set.SetAside, SetAside{Path: p,
+			Reason: fmt.Sprintf("no GPU events (%d events, CPU only)", t.Counts.Events)})
+		return
+	}
+	c.set.Traces = append(c.set.Traces, t)
+}
+
+// finish sorts the traces by rank and turns duplicate ranks into errors.
+func (c *collector) finish() {
+	c.set.Traces = c.dedupe(c.set.Traces)
+	c.set.Captures = c.dedupe(c.set.Captures)
+}
+
+// dedupe sorts ts by rank (unknown last) and path, and reports each trace
+// whose known rank an earlier one already has.
+func (c *collector) dedupe(ts []*Trace) []*Trace {
+	sort.SliceStable(ts, func(i, j int) bool {
+		ri, rj := ts[i].Rank, ts[j].Rank
+		if (ri < 0) != (rj < 0) {
+			return rj < 0
+		}
+		if ri != rj {
+			return ri < rj
+		}
+		return ts[i].Path < ts[j].Path
+	})
+	out := ts[:0]
+	for _, t := range ts {
+		if n := len(out); n > 0 && t.Rank >= 0 && out[n-1].Rank == t.Rank {
+			c.fail(t.Path, fmt.Errorf("duplicate rank %d: both %s and %s claim it", t.Rank, out[n-1].Path, t.Path))
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}

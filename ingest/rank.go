@@ -1,0 +1,39 @@
+package ingest
+
+import (
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// rankInName matches the rank in vLLM worker trace names:
+// "dp0_pp0_tp0_dcp0_ep0_rank3", "{instance}-rank-3", "rank-3", "rank3",
+// "rank_3".
+var rankInName = regexp.MustCompile(`(?i)(?:^|[^a-z])rank[-_]?(\d+)`)
+
+// rankFromName returns the rank found in the base name of p, or -1.
+func rankFromName(p string) int {
+	base := path.Base(strings.ReplaceAll(p, "\\", "/"))
+	m := rankInName.FindAllStringSubmatch(base, -1)
+	if len(m) == 0 {
+		return -1
+	}
+	r, err := strconv.Atoi(m[len(m)-1][1])
+	if err != nil || r > 1<<20 {
+		return -1
+	}
+	return r
+}
+
+// setRank fills the rank from the file name when distributedInfo has none.
+func (p *builder) setRank() {
+	if p.t.RankSource == "distributedInfo" {
+		return
+	}
+	if r := rankFromName(p.t.Path); r >= 0 {
+		p.t.Rank, p.t.RankSource = r, "filename"
+		return
+	}
+	p.warn("rank unknown: no distributedInfo.rank and no rank in the file name")
+}

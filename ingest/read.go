@@ -1,0 +1,122 @@
+package ingest
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// ErrNotTrace is wrapped by errors for input that is JSON but not a trace.
+var ErrNotTrace = errors.New("not a trace")
+
+// ReadFile reads one trace file, gzip-compressed or not (told by its magic
+// bytes, not its name).
+func ReadFile(path string, opt Options) (*Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var size int64
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	t, err := readTrace(f, path, size, opt)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+// Read reads one trace from r, gzip-compressed or not. name is used in
+// errors and as Trace.Path.
+func Read(r io.Reader, name string, opt Options) (*Trace, error) {
+	t, err := readTrace(r, name, 0, opt)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return t, nil
+}
+
+// countingReader counts the bytes read through it; the count may be read
+// from another goroutine.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// isGzip reports whether b starts with the gzip magic bytes.
+func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
+
+// readTrace reads one trace; size is the compressed size if known. Errors do
+// not name the file: callers do.
+func readTrace(r io.Reader, path string, size int64, opt Options) (*Trace, error) {
+	cr := &countingReader{r: r}
+	br := bufio.NewReaderSize(cr, 256<<10)
+	head, _ := br.Peek(2)
+	var src io.Reader = br
+	gz := isGzip(head)
+	if gz {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("gzip header: %w", err)
+		}
+		defer zr.Close()
+		src = zr
+	}
+	t, err := parse(src, path, size, cr, opt)
+	if err != nil && gz {
+		err = gzipError(err, cr.n.Load())
+	}
+	return t, err
+}
+
+// gzipError makes decompression errors say what happened.
+func gzipError(err error, n int64) error {
+	var se *SyntaxError
+	switch {
+	case errors.As(err, &se), errors.Is(err, errLimit), errors.Is(err, ErrNotTrace):
+		return err
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("truncated gzip stream after %d compressed bytes: %w", n, err)
+	}
+	return fmt.Errorf("corrupt gzip stream: %w", err)
+}
+
+// parse reads the JSON text of a trace from r on two goroutines: one reads
+// (and so decompresses) blocks, this one parses them.
+func parse(r io.Reader, path string, size int64, cr *countingReader, opt Options) (*Trace, error) {
+	src := newBlockReader(r, opt.MaxUncompressedBytes)
+	defer src.close()
+	s := &scanner{src: src}
+	p := newBuilder(path)
+	if opt.Progress != nil {
+		s.onBlock = func() {
+			opt.Progress(Progress{Path: path, Bytes: cr.n.Load(), TotalBytes: size,
+				UncompressedBytes: s.base + int64(len(s.buf)), Events: p.t.Counts.Events})
+		}
+	}
+	if err := p.document(s); err != nil {
+		return nil, err
+	}
+	src.close()
+	p.finish()
+	p.t.Counts.Bytes = cr.n.Load()
+	p.t.Counts.UncompressedBytes = src.total
+	if opt.Progress != nil {
+		opt.Progress(Progress{Path: path, Bytes: p.t.Counts.Bytes, TotalBytes: size,
+			UncompressedBytes: src.total, Events: p.t.Counts.Events, Done: true})
+	}
+	return p.t, nil
+}

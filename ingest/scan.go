@@ -1,0 +1,266 @@
+package ingest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// errShort says the buffer ended inside the value being parsed: the caller
+// fetches more input and parses the value again from its start.
+var errShort = errors.New("short buffer")
+
+// SyntaxError is invalid JSON at a byte offset of the uncompressed text.
+type SyntaxError struct {
+	Offset int64 // byte offset in the uncompressed JSON text
+	Msg    string
+}
+
+// Error implements error.
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at byte offset %d: %s", e.Offset, e.Msg)
+}
+
+// scanner holds a window of the uncompressed input. Parsing functions take a
+// position in buf and return the position after what they parsed, or
+// errShort when buf ends too early, or a *SyntaxError.
+type scanner struct {
+	src  *blockReader
+	cur  *block // block that buf lies in, nil when buf is a private copy
+	buf  []byte
+	pos  int
+	base int64 // input offset of buf[0]
+	// onBlock, when set, is called after each new block.
+	onBlock func()
+}
+
+// more drops buf[:keep], appends the next block and sets pos to 0 (the old
+// keep). It returns io.EOF at the end of input, or the reader's error.
+func (s *scanner) more(keep int) error {
+	b := s.src.next()
+	if b == nil {
+		if s.src.err != nil {
+			return s.src.err
+		}
+		return io.EOF
+	}
+	tail := s.buf[keep:]
+	s.base += int64(keep)
+	if len(tail) <= blockPrefix {
+		at := blockPrefix - len(tail)
+		copy(b.mem[at:blockPrefix], tail)
+		s.src.release(s.cur)
+		s.cur = b
+		s.buf = b.mem[at : blockPrefix+b.n]
+	} else {
+		nb := make([]byte, len(tail)+b.n, 2*(len(tail)+b.n))
+		copy(nb, tail)
+		copy(nb[len(tail):], b.mem[blockPrefix:blockPrefix+b.n])
+		s.src.release(s.cur)
+		s.src.release(b)
+		s.cur = nil
+		s.buf = nb
+	}
+	s.pos = 0
+	if s.onBlock != nil {
+		s.onBlock()
+	}
+	return nil
+}
+
+// syntax returns a SyntaxError at buf position i.
+func (s *scanner) syntax(i int, format string, args ...any) error {
+	return &SyntaxError{Offset: s.base + int64(i), Msg: fmt.Sprintf(format, args...)}
+}
+
+// unexpected describes the byte at i for an error message.
+func (s *scanner) unexpected(i int, want string) error {
+	if i >= len(s.buf) {
+		return errShort
+	}
+	return s.syntax(i, "expected %s, found %q", want, s.buf[i])
+}
+
+// ws skips JSON whitespace from i.
+func (s *scanner) ws(i int) int {
+	b := s.buf
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\n', '\r', '\t':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// str scans the string that starts at i (b[i] == '"'). It returns its raw
+// content (escapes left as they are), whether it holds a backslash, and the
+// position after the closing quote.
+func (s *scanner) str(i int) (raw []byte, esc bool, next int, err error) {
+	b := s.buf
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return nil, false, 0, errShort
+		}
+		q := j + k
+		if bytes.IndexByte(b[i+1:q], '\\') < 0 {
+			return b[i+1 : q], esc, q + 1, nil
+		}
+		esc = true
+		n := 0
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return b[i+1 : q], true, q + 1, nil
+		}
+		j = q + 1
+	}
+}
+
+// literal scans a number, true, false or null at i and returns its text.
+func (s *scanner) literal(i int) ([]byte, int, error) {
+	b := s.buf
+	j := i
+	for j < len(b) {
+		c := b[j]
+		if (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-' || c == '+' || c == '.' || c == 'E' {
+			j++
+			continue
+		}
+		break
+	}
+	if j == len(b) {
+		return nil, 0, errShort
+	}
+	if j == i {
+		return nil, 0, s.unexpected(i, "a JSON value")
+	}
+	return b[i:j], j, nil
+}
+
+// skip skips the value at i.
+func (s *scanner) skip(i int) (int, error) {
+	if i >= len(s.buf) {
+		return 0, errShort
+	}
+	switch s.buf[i] {
+	case '"':
+		_, _, next, err := s.str(i)
+		return next, err
+	case '{', '[':
+		return s.skipContainer(i)
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 't', 'f', 'n':
+	default:
+		return 0, s.unexpected(i, "a JSON value")
+	}
+	_, next, err := s.literal(i)
+	return next, err
+}
+
+// skipContainer skips the object or array at i, checking that brackets
+// match up to a nesting depth of 64.
+func (s *scanner) skipContainer(i int) (int, error) {
+	b := s.buf
+	var stack uint64 // bit set: object
+	depth, deep := 0, false
+	for i < len(b) {
+		switch c := b[i]; c {
+		case '"':
+			_, _, next, err := s.str(i)
+			if err != nil {
+				return 0, err
+			}
+			i = next
+			continue
+		case '{', '[':
+			stack = stack<<1 | uint64(c&^'[')>>5&1 // '{'-'[' == 32
+			depth++
+			deep = deep || depth > 64
+		case '}', ']':
+			if !deep && (stack&1 == 1) != (c == '}') {
+				return 0, s.syntax(i, "mismatched %q", c)
+			}
+			stack >>= 1
+			depth--
+			if depth == 0 {
+				return i + 1, nil
+			}
+		}
+		i++
+	}
+	return 0, errShort
+}
+
+// skipStream skips the value at pos without holding it in buf: a large
+// top-level value never needs to fit in memory.
+func (s *scanner) skipStream() error {
+	i := s.pos
+	if i >= len(s.buf) || (s.buf[i] != '{' && s.buf[i] != '[') {
+		return s.retry(s.skip)
+	}
+	depth := 0
+	inStr, esc := false, false
+	for {
+		b := s.buf
+		for ; i < len(b); i++ {
+			c := b[i]
+			switch {
+			case inStr:
+				switch {
+				case esc:
+					esc = false
+				case c == '\\':
+					esc = true
+				case c == '"':
+					inStr = false
+				}
+			case c == '"':
+				inStr = true
+			case c == '{' || c == '[':
+				depth++
+			case c == '}' || c == ']':
+				depth--
+				if depth == 0 {
+					s.pos = i + 1
+					return nil
+				}
+			}
+		}
+		if err := s.more(len(b)); err != nil {
+			return s.eofErr(err)
+		}
+		i = 0
+	}
+}
+
+// retry runs step at pos, fetching more input as long as it reports
+// errShort, and moves pos past what it parsed.
+func (s *scanner) retry(step func(int) (int, error)) error {
+	for {
+		next, err := step(s.pos)
+		if err == nil {
+			s.pos = next
+			return nil
+		}
+		if err != errShort {
+			return err
+		}
+		if err := s.more(s.pos); err != nil {
+			return s.eofErr(err)
+		}
+	}
+}
+
+// eofErr turns the end of input inside a value into a syntax error.
+func (s *scanner) eofErr(err error) error {
+	if err == io.EOF {
+		return s.syntax(len(s.buf), "unexpected end of input (truncated file?)")
+	}
+	return err
+}
