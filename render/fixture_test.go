@@ -101,3 +101,27 @@ func fakePhase(steps []analyze.Step) analyze.Phase {
 	p.SpanP90US = p.SpanMeanUS * 1.1
 	return p
 }
+
+// fakeTimeline is a made-up decode step: per layer, communication on
+// stream 20 and compute on stream 7, with a memcpy on stream 9.
+func fakeTimeline(layers int) *TimelineInput {
+	in := &TimelineInput{Rank: 0, Step: 5, Phase: "decode", StartUS: 1e6}
+	t := 1e6
+	for range layers {
+		for _, b := range fakeDecode {
+			stream := 7
+			switch b.id {
+			case analyze.AllReduce:
+				stream = 20
+			case analyze.Memcpy:
+				stream = 9
+			}
+			for range b.perLayer {
+				d := b.usPerLayer / float64(b.perLayer)
+				in.Kernels = append(in.Kernels, TimelineKernel{Stream: stream, StartUS: t, DurUS: d, Bucket: b.id, Name: string(b.id) + "_kernel"})
+				t += d + 0.5
+			}
+		}
+	}
+	return in
+}

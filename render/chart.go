@@ -1,0 +1,167 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Format is an image format of the charts.
+type Format string
+
+// The chart formats.
+const (
+	SVG Format = "svg"
+	PNG Format = "png"
+)
+
+// ParseFormat returns the format named by s ("svg" or "png", any case, a
+// leading dot allowed so that a file extension works).
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(strings.ToLower(strings.TrimPrefix(s, "."))); f {
+	case SVG, PNG:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown chart format %q (want svg or png)", s)
+}
+
+// pngDPI is the resolution of PNG charts: twice the 72 points per inch of
+// the layout, sharp on high-density screens and in documents.
+const pngDPI = 144
+
+// Chart widths and sizes, in points.
+const (
+	chartWidth  = vg.Length(720)
+	legendWidth = vg.Length(130)
+	rowHeight   = vg.Length(22) // one bar of a horizontal bar chart
+	minHeight   = vg.Length(260)
+	maxHeight   = vg.Length(2400)
+	marginTop   = vg.Length(70) // title lines and padding
+	marginBot   = vg.Length(60) // x axis, tick labels and label
+)
+
+// Font sizes, in points.
+const (
+	titleSize = 13
+	labelSize = 11
+	tickSize  = 10
+	noteSize  = 9
+)
+
+// sans returns the sans-serif chart font at size points.
+func sans(size float64) font.Font {
+	return font.From(font.Font{Typeface: "Liberation", Variant: "Sans"}, font.Length(size))
+}
+
+// textStyle is a text style of the chart font.
+func textStyle(size float64, c color.Color, x text.XAlignment, y text.YAlignment) text.Style {
+	return text.Style{Color: c, Font: sans(size), XAlign: x, YAlign: y, Handler: plot.DefaultTextHandler}
+}
+
+// textWidth is the width of s in the chart font at size points.
+func textWidth(s string, size float64) vg.Length {
+	return textStyle(size, color.Black, draw.XLeft, draw.YCenter).Width(s)
+}
+
+// newPlot returns a plot with the chart fonts, title, and axis labels.
+func newPlot(title, xLabel, yLabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle = textStyle(titleSize, rgb(hexText), draw.XCenter, draw.YTop)
+	p.Title.Padding = 10
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font, a.Label.TextStyle.Color = sans(labelSize), rgb(hexText)
+		a.Tick.Label.Font, a.Tick.Label.Color = sans(tickSize), rgb(hexText)
+		a.Padding = 0
+	}
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	p.Legend.TextStyle = textStyle(labelSize, rgb(hexText), draw.XLeft, draw.YCenter)
+	return p
+}
+
+// figure is a chart being laid out: a plot and, to its right, a legend.
+type figure struct {
+	plot   *plot.Plot
+	legend []legendEntry
+	notes  []string // lines of small text under the plot
+	w, h   vg.Length
+}
+
+// encode draws the figure on a canvas of format f and returns its bytes.
+func (fg *figure) encode(f Format) ([]byte, error) {
+	var c vg.CanvasWriterTo
+	switch f {
+	case SVG:
+		c = vgsvg.New(fg.w, fg.h)
+	case PNG:
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(fg.w, fg.h), vgimg.UseDPI(pngDPI), vgimg.UseBackgroundColor(color.White))}
+	default:
+		return nil, fmt.Errorf("unknown chart format %q (want svg or png)", f)
+	}
+	fg.draw(draw.New(c))
+	var b bytes.Buffer
+	if _, err := c.WriteTo(&b); err != nil {
+		return nil, fmt.Errorf("encode %s chart: %w", f, err)
+	}
+	if f == SVG {
+		return svgFontFallback(b.Bytes()), nil
+	}
+	return b.Bytes(), nil
+}
+
+// draw lays out the plot, the legend column and the notes.
+func (fg *figure) draw(dc draw.Canvas) {
+	dc.FillPolygon(color.White, []vg.Point{dc.Min, {X: dc.Max.X, Y: dc.Min.Y}, dc.Max, {X: dc.Min.X, Y: dc.Max.Y}})
+	right := vg.Length(8)
+	if len(fg.legend) > 0 {
+		right = legendWidth
+		lc := draw.Crop(dc, dc.Size().X-legendWidth+10, 0, 0, -fg.titleHeight())
+		drawLegend(lc, fg.legend)
+	}
+	bottom := vg.Length(0)
+	if len(fg.notes) > 0 {
+		bottom = vg.Length(len(fg.notes))*(noteSize+4) + 8
+		drawNotes(draw.Crop(dc, 10, 0, 0, -(dc.Size().Y - bottom)), fg.notes)
+	}
+	fg.plot.Draw(draw.Crop(dc, 6, -right, bottom+4, -4))
+}
+
+// titleHeight is the height of the title block.
+func (fg *figure) titleHeight() vg.Length {
+	if fg.plot.Title.Text == "" {
+		return 8
+	}
+	return fg.plot.Title.TextStyle.Height(fg.plot.Title.Text) + fg.plot.Title.Padding + 8
+}
+
+// drawNotes writes lines of small grey text from the top of c.
+func drawNotes(c draw.Canvas, notes []string) {
+	sty := textStyle(noteSize, rgb(hexMuted), draw.XLeft, draw.YTop)
+	y := c.Max.Y
+	for _, n := range notes {
+		c.FillText(sty, vg.Point{X: c.Min.X, Y: y}, n)
+		y -= noteSize + 4
+	}
+}
+
+// svgFontFallback adds generic fallbacks to the SVG's font family, so that
+// a viewer without Liberation Sans uses a similar sans-serif font.
+func svgFontFallback(svg []byte) []byte {
+	return bytes.ReplaceAll(svg, []byte("font-family:Liberation Sans;"),
+		[]byte("font-family:'Liberation Sans',Arial,Helvetica,sans-serif;"))
+}
+
+// clampHeight keeps a chart height within the limits.
+func clampHeight(h vg.Length) vg.Length {
+	return min(max(h, minHeight), maxHeight)
+}

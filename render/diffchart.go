@@ -1,0 +1,104 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"path/filepath"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"kinetoscope/analyze"
+	"kinetoscope/analyze/diff"
+)
+
+// maxDiffBuckets is how many buckets the diff chart shows, largest change
+// first.
+const maxDiffBuckets = 12
+
+// Diff draws base against head per bucket: two bars per bucket (base pale
+// above, head below) of ms per step, each pair labelled with the delta and
+// whether the noise test found it significant.
+func Diff(d *diff.Diff, f Format) ([]byte, error) {
+	if d == nil || len(d.BucketOrder) == 0 {
+		return nil, errors.New("diff chart: no bucket in either run")
+	}
+	ids := d.BucketOrder[:min(len(d.BucketOrder), maxDiffBuckets)]
+	var bars boxes
+	var texts labels
+	var ys []float64
+	var names []string
+	maxUS, maxLabel := 0.0, vg.Length(0)
+	for i, id := range ids {
+		b := d.Buckets[id]
+		y := float64(len(ids) - 1 - i)
+		c := BucketColor(id)
+		bars = append(bars,
+			box{X0: 0, X1: b.BaseUSPerStep / 1000, Y0: y + 0.02, Y1: y + 0.36, Color: tint(c, 0.6)},
+			box{X0: 0, X1: b.HeadUSPerStep / 1000, Y0: y - 0.36, Y1: y - 0.02, Color: c})
+		t, col := deltaLabel(b)
+		end := max(b.BaseUSPerStep, b.HeadUSPerStep)
+		texts = append(texts, label{X: end / 1000, Y: y, DX: 4, Text: t, Style: textStyle(tickSize, col, draw.XLeft, draw.YCenter)})
+		maxUS, maxLabel = max(maxUS, end), max(maxLabel, textWidth(t, tickSize))
+		name := b.Label
+		if name == "" {
+			name = bucketLabel(id)
+		}
+		ys, names = append(ys, y), append(names, name)
+	}
+	p := newPlot(diffTitle(d), fmt.Sprintf("ms per %s (kernel time)", stepName(d.Phase)), "")
+	p.Add(bars, texts)
+	p.Y.Tick.Marker = ticks(ys, names)
+	p.X.Min = 0
+	p.X.Max = roomFor(maxUS/1000, maxLabel+10, chartWidth-legendWidth-maxNameWidth(names)-60)
+	p.Y.Min, p.Y.Max = -0.6, float64(len(ids))-0.4
+	legend := []legendEntry{
+		{Label: "base (pale, upper)", Color: tint(rgb(0x555555), 0.6)},
+		{Label: "head (lower)", Color: rgb(0x555555)},
+		{Label: "slower, significant", Color: rgb(hexUp), Line: true},
+		{Label: "faster, significant", Color: rgb(hexDown), Line: true},
+		{Label: "within noise", Color: rgb(hexMuted), Line: true},
+	}
+	h := max(clampHeight(rowHeight*1.6*vg.Length(len(ids))+marginTop+marginBot+30), legendHeight(len(legend)))
+	fg := &figure{plot: p, legend: legend, w: chartWidth, h: h, notes: diffNotes(d, len(ids))}
+	return fg.encode(f)
+}
+
+// deltaLabel is a bucket's change and its colour: red when significantly
+// slower, blue when significantly faster, grey otherwise.
+func deltaLabel(b diff.BucketDiff) (string, color.Color) {
+	t := fmt.Sprintf("%+.2f ms", b.DeltaUS/1000)
+	if b.BaseUSPerStep > 0 {
+		t += fmt.Sprintf(" (%+.1f%%)", b.DeltaPct)
+	} else {
+		t += " (new)"
+	}
+	switch {
+	case !b.Significant:
+		return t + " · " + b.Verdict, rgb(hexMuted)
+	case b.DeltaUS > 0:
+		return t, rgb(hexUp)
+	}
+	return t, rgb(hexDown)
+}
+
+// diffTitle names both runs and the step change.
+func diffTitle(d *diff.Diff) string {
+	return fmt.Sprintf("Base vs head: ms per %s by bucket\nbase %s (%s) · head %s (%s) · span %s → %s ms (%+.1f%%)",
+		stepName(d.Phase), filepath.Base(d.Base.Path), plural(d.Base.Steps, "step"), filepath.Base(d.Head.Path),
+		plural(d.Head.Steps, "step"), ms(d.Step.BaseUS), ms(d.Step.HeadUS), d.Step.DeltaPct)
+}
+
+// diffNotes states the noise test and what was left out.
+func diffNotes(d *diff.Diff, shown int) []string {
+	n := []string{fmt.Sprintf("Significant: the %.0f%% %s excludes zero and the change exceeds %s us and %.1f%%.",
+		d.Noise.Confidence, d.Noise.Name, usStr(d.Noise.FloorUS), d.Noise.FloorPct)}
+	if rest := len(d.BucketOrder) - shown; rest > 0 {
+		n = append(n, fmt.Sprintf("%s with smaller changes not shown.", plural(rest, "bucket")))
+	}
+	return n
+}
+
+// bucketLabel is the label of a bucket id from the package's list.
+func bucketLabel(id analyze.BucketID) string { return bucketInfo(nil, id).Label }

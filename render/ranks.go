@@ -1,0 +1,125 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"kinetoscope/analyze"
+)
+
+// Ranks draws one horizontal bar per rank of kernel time per step in the
+// shown phase (decode when there is any): compute and memory buckets in
+// their colours, then communication split into transfer (solid) and wait
+// (hatched) when the collectives were aligned across ranks. Without that
+// split the communication buckets are drawn whole and the chart says why.
+func Ranks(r *analyze.Report, f Format) ([]byte, error) {
+	if r == nil || len(r.Ranks) == 0 {
+		return nil, errors.New("ranks chart: report has no ranks")
+	}
+	a := aggregatePhase(r)
+	order := stackOrder(r)
+	present := map[analyze.BucketID]bool{}
+	var bars boxes
+	var texts labels
+	var ys []float64
+	var names []string
+	maxUS, maxLabel, split := 0.0, vg.Length(0), false
+	for i := range r.Ranks {
+		rk := &r.Ranks[i]
+		p, ok := phaseNamed(rk, a.Phase)
+		if !ok {
+			continue
+		}
+		y := float64(len(r.Ranks) - 1 - i)
+		segs, end := rankSegments(p, r.Buckets, order, y, present)
+		bars = append(bars, segs...)
+		split = split || p.Comm != nil
+		t := rankEndLabel(p, end)
+		texts = append(texts, label{X: end / 1000, Y: y, DX: 4, Text: t, Style: textStyle(tickSize, rgb(hexText), draw.XLeft, draw.YCenter)})
+		maxUS, maxLabel = max(maxUS, end), max(maxLabel, textWidth(t, tickSize))
+		ys, names = append(ys, y), append(names, rankTick(r, rk))
+	}
+	if len(bars) == 0 {
+		return nil, errors.New("ranks chart: no kernel time in any step")
+	}
+	title := fmt.Sprintf("Kernel time per %s by rank: compute next to communication\n%s per rank", stepName(a.Phase), a.stepsText())
+	p := newPlot(title, fmt.Sprintf("ms per %s (kernel time)", stepName(a.Phase)), "")
+	p.Add(bars, texts)
+	p.Y.Tick.Marker = ticks(ys, names)
+	p.X.Min = 0
+	p.X.Max = roomFor(maxUS/1000, maxLabel+10, chartWidth-legendWidth-maxNameWidth(names)-60)
+	p.Y.Min, p.Y.Max = -0.7, float64(len(r.Ranks))-0.3
+	legend := bucketLegend(r, order, present)
+	if split {
+		legend = append(legend, legendEntry{Label: "comm transfer", Color: rgb(hexTransfer)}, legendEntry{Label: "comm wait", Color: rgb(hexWait), Hatch: true})
+	}
+	h := max(clampHeight(rowHeight*1.4*vg.Length(len(r.Ranks))+marginTop+marginBot+30), legendHeight(len(legend)))
+	fg := &figure{plot: p, legend: legend, w: chartWidth, h: h, notes: ranksNotes(r, a, split)}
+	return fg.encode(f)
+}
+
+// rankSegments stacks one rank's bar: non-communication buckets in order,
+// then transfer and wait (or the communication buckets when not split). It
+// returns the segments and the bar's end in us.
+func rankSegments(p analyze.Phase, buckets []analyze.Bucket, order []analyze.BucketID, y float64, present map[analyze.BucketID]bool) (boxes, float64) {
+	var segs boxes
+	x := 0.0
+	add := func(us float64, c box) {
+		if us <= 0 {
+			return
+		}
+		c.X0, c.X1, c.Y0, c.Y1 = x/1000, (x+us)/1000, y-0.35, y+0.35
+		segs = append(segs, c)
+		x += us
+	}
+	// Compute and memory first, then communication, split or whole.
+	for _, commPass := range []bool{false, true} {
+		for _, id := range order {
+			b, ok := p.Buckets[id]
+			comm := bucketInfo(buckets, id).Group == analyze.GroupCommunication
+			if !ok || b.USPerStep <= 0 || comm != commPass || (comm && p.Comm != nil) {
+				continue
+			}
+			present[id] = true
+			add(b.USPerStep, box{Color: BucketColor(id)})
+		}
+	}
+	if c := p.Comm; c != nil {
+		n := float64(max(p.Steps, 1))
+		add(c.TransferUS/n, box{Color: rgb(hexTransfer)})
+		add(c.WaitUS/n, box{Color: rgb(hexWait), Hatch: true})
+	}
+	return segs, x
+}
+
+// rankEndLabel is the label at the end of a rank's bar.
+func rankEndLabel(p analyze.Phase, endUS float64) string {
+	if c := p.Comm; c != nil {
+		n := float64(max(p.Steps, 1))
+		return fmt.Sprintf("%s ms · wait %s ms (%s)", ms(endUS), ms(c.WaitUS/n), pct(c.WaitShare))
+	}
+	return ms(endUS) + " ms"
+}
+
+// rankTick names a rank on the axis, marking the worst straggler.
+func rankTick(r *analyze.Report, rk *analyze.Rank) string {
+	s := "rank " + rankID(rk)
+	if c := r.Collectives; c != nil && len(c.Straggler) > 0 && c.Straggler[0].Rank == rk.Rank && rk.Rank >= 0 {
+		s += " (straggler)"
+	}
+	return s
+}
+
+// ranksNotes explains the split and its bases.
+func ranksNotes(r *analyze.Report, a aggregate, split bool) []string {
+	switch {
+	case split:
+		return []string{fmt.Sprintf("Wait: time in collectives before the last rank arrived; share of the rank's %s kernel time. Transfer: the rest of communication.", phaseAdj(a.Phase))}
+	case len(r.Ranks) <= 1:
+		return []string{"Communication not split: " + singleRankComm + "."}
+	}
+	return []string{"Communication not split into transfer and wait: the collectives were not aligned across ranks."}
+}
