@@ -1,0 +1,170 @@
+// Package crossrank aligns collective kernels across the ranks of a
+// multi-GPU run and splits each rank's communication time into transfer and
+// wait.
+//
+// A collective kernel starts on each rank when that rank reaches it and then
+// spins until the last rank arrives. Matched across ranks, the time before
+// the last arrival is wait and the rest is transfer:
+//
+//	arrival    = latest start among the ranks (on one clock)
+//	wait on r  = arrival - start on r, clamped to [0, duration on r]
+//	transfer   = duration on r - wait on r
+//
+// Align matches the k-th instance of each (process group, collective kind)
+// sequence across the group's ranks, checks that kernel names, message sizes
+// and data types agree, and reports what it could not pair instead of
+// pairing it wrong.
+package crossrank
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"kinetoscope/ingest"
+)
+
+// Clock modes of an Alignment.
+const (
+	ClockShared    = "shared"    // every rank's matched ends agree on one clock
+	ClockEstimated = "estimated" // some rank's offset was estimated from matched ends
+	ClockSingle    = "single"    // one rank: nothing to align
+)
+
+// SingleRankNote is Alignment.Note for a one-rank input.
+const SingleRankNote = "one rank: transfer and wait cannot be told apart from one rank"
+
+// Classifier says whether a GPU event is a collective and of which kind
+// (a bucket id such as "allreduce"). Only events of the same kind are
+// matched with each other.
+type Classifier func(t *ingest.Trace, ev *ingest.GPUEvent) (kind string, ok bool)
+
+// Options tune Align. The zero value gives the defaults.
+type Options struct {
+	// LookAhead bounds how many collectives the matcher skips on one rank to
+	// resynchronise after a divergence; past it, pairing stops. Default 16.
+	LookAhead int
+	// ClockToleranceNS is how far apart the ends of one collective may be on
+	// ranks that share a clock. Default 20 µs.
+	ClockToleranceNS int64
+	// MaxMismatches bounds Alignment.Mismatches. Default 20.
+	MaxMismatches int
+}
+
+func (o Options) withDefaults() Options {
+	if o.LookAhead <= 0 {
+		o.LookAhead = 16
+	}
+	if o.ClockToleranceNS <= 0 {
+		o.ClockToleranceNS = 20_000
+	}
+	if o.MaxMismatches <= 0 {
+		o.MaxMismatches = 20
+	}
+	return o
+}
+
+// Alignment is the result of Align.
+type Alignment struct {
+	// Ranks is parallel to the traces given to Align.
+	Ranks []*RankComm
+	// Matched counts collective instances matched across all ranks of their
+	// group; Unmatched counts collective GPU events (summed over ranks) that
+	// are in no matched instance.
+	Matched   int
+	Unmatched int
+	// Clock is ClockShared, ClockEstimated or ClockSingle.
+	Clock string
+	// Stragglers lists the ranks that arrived last at matched collectives,
+	// most often first.
+	Stragglers []Straggler
+	// Mismatches describes, in words, collectives that could not be paired.
+	Mismatches []string
+	// Note is SingleRankNote for one rank, else empty.
+	Note string
+	// Warnings are problems with the input that did not stop the alignment.
+	Warnings []string
+}
+
+// Straggler is a rank that arrived last at matched collectives.
+type Straggler struct {
+	Rank      int
+	LateCount int   // instances at which it arrived last
+	LateNS    int64 // sum of how much later it was than the second-latest rank
+}
+
+// Align matches the collectives of traces (one per rank) across ranks and
+// splits their time into transfer and wait. classify picks the collectives;
+// nil means Classify.
+func Align(traces []*ingest.Trace, classify Classifier, opt Options) (*Alignment, error) {
+	if len(traces) == 0 {
+		return nil, errors.New("crossrank: no traces")
+	}
+	for i, t := range traces {
+		if t == nil || t.Strings == nil {
+			return nil, fmt.Errorf("crossrank: trace %d is empty", i)
+		}
+	}
+	if classify == nil {
+		classify = Classify
+	}
+	opt = opt.withDefaults()
+	ranks, warn, err := rankNumbers(traces)
+	if err != nil {
+		return nil, err
+	}
+	in := collect(traces, ranks, classify)
+	a := &Alignment{Ranks: make([]*RankComm, len(traces)), Warnings: warn}
+	for i := range traces {
+		a.Ranks[i] = newRankComm(ranks[i], in.counts[i])
+	}
+	if len(traces) == 1 {
+		a.Clock, a.Note = ClockSingle, SingleRankNote
+		a.Ranks[0].finishSingle(in.seqs)
+		return a, nil
+	}
+	m := newMatcher(in, opt)
+	m.run(a)
+	return a, nil
+}
+
+// rankNumbers returns the rank of each trace. When a rank is unknown the
+// position is used instead, with a warning; two traces of one rank are an
+// error.
+func rankNumbers(traces []*ingest.Trace) ([]int, []string, error) {
+	ranks := make([]int, len(traces))
+	seen := make(map[int]string, len(traces))
+	for i, t := range traces {
+		if t.Rank < 0 {
+			return positionRanks(traces), []string{fmt.Sprintf(
+				"rank of %s unknown: ranks taken from the order of the files", t.Path)}, nil
+		}
+		if p, ok := seen[t.Rank]; ok {
+			return nil, nil, fmt.Errorf("crossrank: %s and %s are both rank %d", p, t.Path, t.Rank)
+		}
+		seen[t.Rank] = t.Path
+		ranks[i] = t.Rank
+	}
+	return ranks, nil, nil
+}
+
+func positionRanks(traces []*ingest.Trace) []int {
+	ranks := make([]int, len(traces))
+	for i := range ranks {
+		ranks[i] = i
+	}
+	return ranks
+}
+
+// sortStragglers orders stragglers by late count, then lateness, then rank.
+func sortStragglers(s []Straggler) {
+	sort.Slice(s, func(i, j int) bool {
+		if s[i].LateCount != s[j].LateCount {
+			return s[i].LateCount > s[j].LateCount
+		}
+		if s[i].LateNS != s[j].LateNS {
+			return s[i].LateNS > s[j].LateNS
+		}
+		return s[i].Rank < s[j].Rank
+	})
+}

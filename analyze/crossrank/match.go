@@ -1,0 +1,147 @@
+package crossrank
+
+import (
+	"sort"
+)
+
+// plan is how one sequence is matched: which traces take part, which
+// member ranks have no trace, and each participant's pairing with the
+// reference (the first participant, the lowest rank).
+type plan struct {
+	seq     *sequence
+	parts   []int // trace indices, by rank
+	missing []int // member ranks without a trace
+	pairs   []pairing
+	// unmatched counts, by trace, the collectives left unmatched.
+	unmatched []int
+}
+
+// matcher runs the matching of one Align call.
+type matcher struct {
+	in     *input
+	opt    Options
+	plans  []*plan
+	clocks map[[2]int]*pairClock // by (reference trace, trace)
+	late   map[int]*Straggler    // by trace index
+}
+
+func newMatcher(in *input, opt Options) *matcher {
+	m := &matcher{in: in, opt: opt, clocks: map[[2]int]*pairClock{}, late: map[int]*Straggler{}}
+	byRank := make(map[int]int, len(in.ranks))
+	for i, r := range in.ranks {
+		byRank[r] = i
+	}
+	for _, s := range in.seqs {
+		m.plans = append(m.plans, m.newPlan(s, byRank))
+	}
+	return m
+}
+
+// newPlan finds the participants of s: its group's members that have a
+// trace; every trace when the members are unknown.
+func (m *matcher) newPlan(s *sequence, byRank map[int]int) *plan {
+	p := &plan{seq: s}
+	g := m.in.groups[s.group]
+	if g.members == nil {
+		for i := range s.items {
+			if s.group == 0 || len(s.items[i]) > 0 {
+				p.parts = append(p.parts, i)
+			}
+		}
+	} else {
+		for _, r := range g.members {
+			if i, ok := byRank[r]; ok {
+				p.parts = append(p.parts, i)
+			} else {
+				p.missing = append(p.missing, r)
+			}
+		}
+	}
+	sort.Slice(p.parts, func(x, y int) bool { return m.in.ranks[p.parts[x]] < m.in.ranks[p.parts[y]] })
+	return p
+}
+
+// run matches every sequence and fills a.
+func (m *matcher) run(a *Alignment) {
+	m.pairAll()
+	offsets(m.in, m.clocks, a)
+	for _, p := range m.plans {
+		m.split(p, a)
+		if msg := m.describe(p); msg != "" && len(a.Mismatches) < m.opt.MaxMismatches {
+			a.Mismatches = append(a.Mismatches, msg)
+		}
+	}
+	for i, r := range a.Ranks {
+		r.TimeBaseNS = m.in.bases[i]
+		r.sortSplits()
+	}
+	for _, s := range m.late {
+		a.Stragglers = append(a.Stragglers, *s)
+	}
+	sortStragglers(a.Stragglers)
+}
+
+// pairAll pairs each participant with its sequence's reference, first on
+// the hypothesis of a shared clock, then, for the rank pairs whose ends do
+// not agree on one clock, with an estimated offset.
+func (m *matcher) pairAll() {
+	tol := m.opt.ClockToleranceNS
+	for _, p := range m.plans {
+		p.pairs = make([]pairing, len(p.parts))
+		for k := 1; k < len(p.parts); k++ {
+			a, b := p.seq.items[p.parts[0]], p.seq.items[p.parts[k]]
+			p.pairs[k] = pairByEnd(a, b, 0, tol)
+			c := m.clock(p.parts[0], p.parts[k])
+			c.paired += p.pairs[k].n
+			c.possible += min(len(a), len(b))
+		}
+	}
+	for key, c := range m.clocks {
+		c.shared = c.paired > 0 && 2*c.paired >= c.possible
+		if !c.shared {
+			m.estimate(key, c)
+		}
+	}
+}
+
+func (m *matcher) clock(ref, r int) *pairClock {
+	k := [2]int{ref, r}
+	c, ok := m.clocks[k]
+	if !ok {
+		c = &pairClock{}
+		m.clocks[k] = c
+	}
+	return c
+}
+
+// estimate estimates the clock offset of trace key[1] against key[0] from
+// the collectives paired by order and signature, then pairs them again by
+// end with that offset.
+func (m *matcher) estimate(key [2]int, c *pairClock) {
+	var diffs []int64
+	for _, p := range m.plans {
+		if k := p.index(key[1]); k > 0 && p.parts[0] == key[0] {
+			diffs = append(diffs, endDiffsByIndex(p.seq.items[key[0]], p.seq.items[key[1]], m.opt.LookAhead)...)
+		}
+	}
+	if len(diffs) == 0 {
+		return
+	}
+	c.off, c.tol = robustOffset(diffs, m.opt.ClockToleranceNS)
+	c.estimated = true
+	for _, p := range m.plans {
+		if k := p.index(key[1]); k > 0 && p.parts[0] == key[0] {
+			p.pairs[k] = pairByEnd(p.seq.items[key[0]], p.seq.items[key[1]], c.off, c.tol)
+		}
+	}
+}
+
+// index returns the position of trace i among the participants, or -1.
+func (p *plan) index(i int) int {
+	for k, t := range p.parts {
+		if t == i {
+			return k
+		}
+	}
+	return -1
+}
