@@ -1,0 +1,182 @@
+// Package analyze classifies the GPU events of PyTorch profiler traces into
+// buckets, cuts each rank's trace into engine steps (prefill, decode), and
+// reports where the time goes per step, per phase and per rank.
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"kinetoscope/ingest"
+)
+
+// Options control an analysis.
+type Options struct {
+	// Rules are tried before RulesFile's rules, which are tried before the
+	// built-in table.
+	Rules     []Rule
+	RulesFile string
+	// StepRegex, when set, makes every CPU annotation whose name matches it
+	// start a step; it overrides the built-in step annotations.
+	StepRegex string
+	// Rank, when set, analyses only that rank.
+	Rank *int
+	// TopKernels is the number of kernels listed per bucket (default 10);
+	// Unclassified the number of unclassified kernels listed (default 30).
+	TopKernels   int
+	Unclassified int
+}
+
+// Analyze classifies and measures every execution trace of set.
+func Analyze(set *ingest.Set, opt Options) (*Report, error) {
+	if set == nil {
+		return nil, errors.New("analyze: no trace set")
+	}
+	cls, re, err := prepare(opt)
+	if err != nil {
+		return nil, err
+	}
+	var traces []*ingest.Trace
+	for _, t := range set.Traces {
+		if opt.Rank == nil || t.Rank == *opt.Rank {
+			traces = append(traces, t)
+		}
+	}
+	if opt.Rank != nil && len(traces) == 0 {
+		return nil, fmt.Errorf("analyze %s: no trace of rank %d", set.Path, *opt.Rank)
+	}
+	r := &Report{Source: set.Path, Buckets: Buckets(), Ranks: make([]Rank, len(traces))}
+	var wg sync.WaitGroup
+	for i, t := range traces {
+		wg.Go(func() { r.Ranks[i] = analyzeTrace(t, cls, re, opt) })
+	}
+	wg.Wait()
+	for _, t := range traces {
+		r.Synthetic = r.Synthetic || synthetic(t)
+	}
+	r.Headline = headline(r.Ranks)
+	r.Warnings = setWarnings(set)
+	return r, nil
+}
+
+// prepare builds the classifier and step regex of opt.
+func prepare(opt Options) (*Classifier, *regexp.Regexp, error) {
+	rules := append([]Rule(nil), opt.Rules...)
+	if opt.RulesFile != "" {
+		fr, err := LoadRules(opt.RulesFile)
+		if err != nil {
+			return nil, nil, err
+		}
+		rules = append(rules, fr...)
+	}
+	cls, err := NewClassifier(rules)
+	if err != nil {
+		return nil, nil, fmt.Errorf("analyze: %w", err)
+	}
+	var re *regexp.Regexp
+	if opt.StepRegex != "" {
+		if re, err = regexp.Compile(opt.StepRegex); err != nil {
+			return nil, nil, fmt.Errorf("analyze: step regex: %w", err)
+		}
+	}
+	return cls, re, nil
+}
+
+// analyzeTrace analyses one rank.
+func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Options) Rank {
+	rk := Rank{Rank: t.Rank, File: t.Path, WorldSize: t.WorldSize(), Warnings: append([]string(nil), t.Warnings...)}
+	if len(t.Meta.Devices) > 0 {
+		rk.Device = t.Meta.Devices[0].Name
+	}
+	marks, source := findSteps(t, stepFinders(re))
+	byGPU := false
+	if source != "" {
+		rk.StepSource, rk.StepEvidence = source, stepEvidence(source, len(marks), opt.StepRegex)
+	} else {
+		marks, rk.StepEvidence = inferSteps(t)
+		rk.StepSource, byGPU = SourceInferred, true
+	}
+	if re != nil && source != SourceRegex {
+		rk.Warnings = append(rk.Warnings, fmt.Sprintf("no CPU annotation matches --step-regex %q", opt.StepRegex))
+	}
+	p := newRankPass(t, newBucketTab(), cls, marks, byGPU)
+	p.run()
+	rk.Steps = p.buildSteps()
+	inferPhases(rk.Steps, isTraining(t))
+	rk.Decode = aggregate(rk.Steps, isPhase(PhaseDecode))
+	if pre := aggregate(rk.Steps, isPhase(PhasePrefill)); pre.Steps > 0 {
+		rk.Prefill = &pre
+	}
+	rk.Outside = BucketStat{US: us(p.outside.kernelNS), Count: p.outside.events}
+	rk.TopKernels, rk.Unclassified = p.kernelLists(rk.Steps, opt)
+	rk.LaunchDelay = LaunchDelay{Count: len(p.delays), P50US: us(quantile(p.delays, 0.5)), P99US: us(quantile(p.delays, 0.99))}
+	if p.noLaunch > 0 {
+		rk.Warnings = append(rk.Warnings, fmt.Sprintf("%d of %d GPU events have no CPU launch in the trace; placed in steps by GPU start time", p.noLaunch, t.GPU.Len()))
+	}
+	return rk
+}
+
+// kernelLists returns the top kernels per bucket over the decode steps (all
+// steps when there are none) and the unclassified kernels over the whole
+// trace.
+func (p *rankPass) kernelLists(steps []Step, opt Options) (map[BucketID][]KernelStat, []KernelStat) {
+	nTop, nOther := opt.TopKernels, opt.Unclassified
+	if nTop <= 0 {
+		nTop = 10
+	}
+	if nOther <= 0 {
+		nOther = 30
+	}
+	sel := make([]bool, len(steps))
+	decode := false
+	for i := range steps {
+		decode = decode || steps[i].Phase == PhaseDecode
+	}
+	for i := range steps {
+		sel[i] = !decode || steps[i].Phase == PhaseDecode
+	}
+	keep := func(i int) bool { s := p.stepOf[i]; return s >= 0 && sel[s] }
+	kt := collectKernels(p, keep)
+	top := make(map[BucketID][]KernelStat)
+	for b, id := range p.tab.ids {
+		ch := kt.top(nTop, func(s *kstat) bool { return int(s.bucket) == b })
+		if len(ch) > 0 {
+			top[id] = kt.describe(p, keep, ch)
+		}
+	}
+	other := p.tab.index[Other]
+	all := func(i int) bool { return p.bucketOf[i] == other }
+	ot := collectKernels(p, all)
+	unc := ot.describe(p, all, ot.top(nOther, func(*kstat) bool { return true }))
+	return top, unc
+}
+
+// synthetic says whether the trace declares itself generated.
+func synthetic(t *ingest.Trace) bool {
+	for k, v := range t.Meta.Other {
+		if strings.Contains(strings.ToLower(k), "synthetic") && v != "" && v != "false" && v != "0" {
+			return true
+		}
+	}
+	return false
+}
+
+// setWarnings reports the files of set that were not analysed.
+func setWarnings(set *ingest.Set) []string {
+	var w []string
+	for _, s := range set.SetAside {
+		w = append(w, fmt.Sprintf("%s: set aside: %s", s.Path, s.Reason))
+	}
+	for _, e := range set.Errors {
+		w = append(w, e.Error())
+	}
+	if n := len(set.Captures); n > 0 {
+		w = append(w, fmt.Sprintf("%d CUDA-graph capture traces not analysed", n))
+	}
+	sort.Strings(w)
+	return w
+}

@@ -1,0 +1,22 @@
+package analyze
+
+// bucketTab numbers the buckets so that per-event and per-step tables can
+// hold small integers instead of strings.
+type bucketTab struct {
+	ids   []BucketID
+	index map[BucketID]uint8
+}
+
+func newBucketTab() bucketTab {
+	bs := Buckets()
+	t := bucketTab{ids: make([]BucketID, len(bs)), index: make(map[BucketID]uint8, len(bs))}
+	for i, b := range bs {
+		t.ids[i] = b.ID
+		t.index[b.ID] = uint8(i)
+	}
+	return t
+}
+
+func (t bucketTab) isGEMM(b uint8) bool {
+	return t.ids[b] == GEMM || t.ids[b] == MarlinGEMM
+}

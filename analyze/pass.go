@@ -1,0 +1,250 @@
+package analyze
+
+import (
+	"slices"
+	"sort"
+	"strings"
+
+	"kinetoscope/ingest"
+)
+
+// stepAcc accumulates one step's GPU events.
+type stepAcc struct {
+	kernelNS      int64
+	busyNS        int64
+	first, last   int64 // earliest start, latest end; first > last when empty
+	events        int
+	graphLaunches int
+	bucketNS      []int64
+	bucketN       []int32
+}
+
+// rankPass holds the per-event results of analysing one trace.
+type rankPass struct {
+	t     *ingest.Trace
+	tab   bucketTab
+	ec    *eventClassifier
+	li    launchIndex
+	marks []stepMark
+	byGPU bool // steps cut on GPU time (inferred), not CPU launch time
+
+	stepOf   []int32 // per GPU event; -1 outside every step
+	bucketOf []uint8 // per GPU event
+	steps    []stepAcc
+	outside  stepAcc
+	delays   []int64 // ns, CPU launch to kernel start (not graph replays)
+	noLaunch int     // GPU events whose launch is not in the trace
+	lastGEMM map[int64]int64
+}
+
+func newRankPass(t *ingest.Trace, tab bucketTab, c *Classifier, marks []stepMark, byGPU bool) *rankPass {
+	p := &rankPass{t: t, tab: tab, ec: newEventClassifier(c, tab, t), li: newLaunchIndex(t),
+		marks: marks, byGPU: byGPU, lastGEMM: make(map[int64]int64)}
+	p.steps = make([]stepAcc, len(marks))
+	for i := range p.steps {
+		p.steps[i] = newStepAcc(len(tab.ids))
+	}
+	p.outside = newStepAcc(len(tab.ids))
+	return p
+}
+
+func newStepAcc(nb int) stepAcc {
+	return stepAcc{first: 1<<63 - 1, last: -1 << 63, bucketNS: make([]int64, nb), bucketN: make([]int32, nb)}
+}
+
+// stepFinder returns the step holding ts, or -1 before the first step.
+// hint speeds up mostly increasing queries.
+func (p *rankPass) stepAt(ts int64, hint *int) int32 {
+	ms := p.marks
+	if h := *hint; h >= 0 && h < len(ms) && ms[h].start <= ts && (h+1 == len(ms) || ts < ms[h+1].start) {
+		return int32(h)
+	}
+	i := sort.Search(len(ms), func(i int) bool { return ms[i].start > ts }) - 1
+	*hint = i
+	return int32(i)
+}
+
+func gemmKey(step int32, dev int16) int64 { return int64(step)<<16 | int64(uint16(dev)) }
+
+// run makes every pass over the events.
+func (p *rankPass) run() {
+	p.assign()
+	p.countGraphLaunches()
+	p.samplingPhase()
+	p.accumulate()
+	p.busy()
+}
+
+// assign finds each event's launch, step and bucket.
+func (p *rankPass) assign() {
+	t := p.t
+	n := t.GPU.Len()
+	p.stepOf = make([]int32, n)
+	p.bucketOf = make([]uint8, n)
+	p.delays = make([]int64, 0, n)
+	isGraph := make(map[ingest.StrID]bool)
+	hint := 0
+	for i, ev := range t.GPU.All() {
+		var l *ingest.Launch
+		if j := p.li.find(ev.Correlation); j >= 0 {
+			l = t.Launches.At(int(j))
+		}
+		ts := ev.Start
+		if l == nil {
+			p.noLaunch++
+		} else if !p.byGPU {
+			ts = l.Start
+		}
+		s := p.stepAt(ts, &hint)
+		b := p.ec.bucket(ev, l)
+		p.stepOf[i], p.bucketOf[i] = s, b
+		if s >= 0 && p.tab.isGEMM(b) {
+			k := gemmKey(s, ev.Device)
+			if v, ok := p.lastGEMM[k]; !ok || ev.Start > v {
+				p.lastGEMM[k] = ev.Start
+			}
+		}
+		if l != nil && !graphLaunch(t, l, isGraph) {
+			p.delays = append(p.delays, ev.Start-l.Start)
+		}
+	}
+}
+
+// graphLaunch says whether l is a CUDA/HIP graph launch; cache holds the
+// answer per name.
+func graphLaunch(t *ingest.Trace, l *ingest.Launch, cache map[ingest.StrID]bool) bool {
+	g, ok := cache[l.Name]
+	if !ok {
+		g = strings.Contains(t.Name(l.Name), "GraphLaunch")
+		cache[l.Name] = g
+	}
+	return g
+}
+
+func (p *rankPass) countGraphLaunches() {
+	cache := make(map[ingest.StrID]bool)
+	hint := 0
+	for _, l := range p.t.Launches.All() {
+		if graphLaunch(p.t, l, cache) {
+			if s := p.stepAt(l.Start, &hint); s >= 0 {
+				p.steps[s].graphLaunches++
+			}
+		}
+	}
+}
+
+// samplingPhase moves to their sampling-phase bucket the events whose name
+// has one and that start after their step's last GEMM on their device or
+// were launched in a sampler annotation.
+func (p *rankPass) samplingPhase() {
+	t := p.t
+	var spans samplerSpans
+	for i, ev := range t.GPU.All() {
+		ni := p.ec.info(ev)
+		if !ni.phaseDep || p.bucketOf[i] != ni.plain {
+			continue
+		}
+		s := p.stepOf[i]
+		in := false
+		if s >= 0 {
+			last, ok := p.lastGEMM[gemmKey(s, ev.Device)]
+			in = ok && ev.Start > last
+		}
+		if !in {
+			if spans == nil {
+				spans = findSamplerSpans(t)
+			}
+			if len(spans) > 0 {
+				if j := p.li.find(ev.Correlation); j >= 0 {
+					in = spans.holds(t.Launches.At(int(j)))
+				}
+			}
+		}
+		if in {
+			p.bucketOf[i] = ni.sampling
+		}
+	}
+}
+
+// accumulate sums time and counts per step and bucket.
+func (p *rankPass) accumulate() {
+	for i, ev := range p.t.GPU.All() {
+		a := &p.outside
+		if s := p.stepOf[i]; s >= 0 {
+			a = &p.steps[s]
+		}
+		b := p.bucketOf[i]
+		a.kernelNS += ev.Dur
+		a.events++
+		a.bucketNS[b] += ev.Dur
+		a.bucketN[b]++
+		a.first = min(a.first, ev.Start)
+		a.last = max(a.last, ev.Start+ev.Dur)
+	}
+}
+
+type interval struct {
+	dev        int16
+	start, end int64
+}
+
+// busy computes each step's busy time: the union of its events' intervals
+// on each device, summed over devices.
+func (p *rankPass) busy() {
+	ns := len(p.steps)
+	if ns == 0 {
+		return
+	}
+	off := make([]int32, ns+1)
+	for _, s := range p.stepOf {
+		if s >= 0 {
+			off[s+1]++
+		}
+	}
+	for i := 1; i <= ns; i++ {
+		off[i] += off[i-1]
+	}
+	order := make([]int32, off[ns])
+	next := slices.Clone(off[:ns])
+	for i, s := range p.stepOf {
+		if s >= 0 {
+			order[next[s]] = int32(i)
+			next[s]++
+		}
+	}
+	var buf []interval
+	for s := range ns {
+		buf = buf[:0]
+		for _, i := range order[off[s]:off[s+1]] {
+			ev := p.t.GPU.At(int(i))
+			buf = append(buf, interval{ev.Device, ev.Start, ev.Start + ev.Dur})
+		}
+		p.steps[s].busyNS = unionLength(buf)
+	}
+}
+
+// unionLength sorts iv and returns the length of its union per device,
+// summed.
+func unionLength(iv []interval) int64 {
+	slices.SortFunc(iv, func(a, b interval) int {
+		if a.dev != b.dev {
+			return int(a.dev) - int(b.dev)
+		}
+		switch {
+		case a.start < b.start:
+			return -1
+		case a.start > b.start:
+			return 1
+		}
+		return 0
+	})
+	var total int64
+	for i := 0; i < len(iv); {
+		dev, s, e := iv[i].dev, iv[i].start, iv[i].end
+		for i++; i < len(iv) && iv[i].dev == dev && iv[i].start <= e; i++ {
+			e = max(e, iv[i].end)
+		}
+		total += e - s
+	}
+	return total
+}

@@ -1,0 +1,80 @@
+package analyze
+
+// buildSteps turns the step accumulators into Steps.
+func (p *rankPass) buildSteps() []Step {
+	out := make([]Step, len(p.steps))
+	for i := range p.steps {
+		a, m := &p.steps[i], &p.marks[i]
+		s := Step{Index: i, Name: m.name, Phase: m.phase, PhaseSource: m.phaseSource,
+			Tokens: m.tokens, Batch: m.batch, StartUS: us(m.start),
+			KernelUS: us(a.kernelNS), BusyUS: us(a.busyNS), Kernels: a.events,
+			GraphLaunches: a.graphLaunches, Buckets: p.bucketStats(a)}
+		if a.events > 0 {
+			s.SpanUS = us(a.last - a.first)
+			s.IdleUS = max(0, s.SpanUS-s.BusyUS)
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// bucketStats lists the buckets that have events.
+func (p *rankPass) bucketStats(a *stepAcc) map[BucketID]BucketStat {
+	m := make(map[BucketID]BucketStat)
+	for b, n := range a.bucketN {
+		if n > 0 {
+			m[p.tab.ids[b]] = BucketStat{US: us(a.bucketNS[b]), Count: int(n)}
+		}
+	}
+	return m
+}
+
+// aggregate sums the steps of one phase; ok selects them.
+func aggregate(steps []Step, ok func(*Step) bool) Phase {
+	ph := Phase{Buckets: make(map[BucketID]BucketShare)}
+	var spans []float64
+	for i := range steps {
+		s := &steps[i]
+		if !ok(s) {
+			continue
+		}
+		ph.Steps++
+		ph.KernelUS += s.KernelUS
+		ph.BusyUS += s.BusyUS
+		ph.SpanUS += s.SpanUS
+		spans = append(spans, s.SpanUS)
+		for id, b := range s.Buckets {
+			x := ph.Buckets[id]
+			x.US += b.US
+			x.Count += b.Count
+			ph.Buckets[id] = x
+		}
+	}
+	if ph.Steps == 0 {
+		return ph
+	}
+	n := float64(ph.Steps)
+	ph.SpanMeanUS = ph.SpanUS / n
+	ph.KernelPerStepUS = ph.KernelUS / n
+	ph.SpanP50US = quantileFloat(spans, 0.5)
+	ph.SpanP90US = quantileFloat(spans, 0.9)
+	for id, b := range ph.Buckets {
+		b.USPerStep = b.US / n
+		b.CallsPerStep = float64(b.Count) / n
+		b.ShareOfKernel = pctOf(b.US, ph.KernelUS)
+		b.ShareOfSpan = pctOf(b.US, ph.SpanUS)
+		ph.Buckets[id] = b
+	}
+	return ph
+}
+
+func pctOf(part, whole float64) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return 100 * part / whole
+}
+
+func isPhase(name string) func(*Step) bool {
+	return func(s *Step) bool { return s.Phase == name }
+}
