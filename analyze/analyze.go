@@ -50,16 +50,18 @@ func Analyze(set *ingest.Set, opt Options) (*Report, error) {
 		return nil, fmt.Errorf("analyze %s: no trace of rank %d", set.Path, *opt.Rank)
 	}
 	r := &Report{Source: set.Path, Buckets: Buckets(), Ranks: make([]Rank, len(traces))}
+	passes := make([]*rankPass, len(traces))
 	var wg sync.WaitGroup
 	for i, t := range traces {
-		wg.Go(func() { r.Ranks[i] = analyzeTrace(t, cls, re, opt) })
+		wg.Go(func() { r.Ranks[i], passes[i] = analyzeTrace(t, cls, re, opt) })
 	}
 	wg.Wait()
+	r.Warnings = setWarnings(set)
+	alignRanks(r, traces, passes)
 	for _, t := range traces {
 		r.Synthetic = r.Synthetic || synthetic(t)
 	}
 	r.Headline = headline(r.Ranks)
-	r.Warnings = setWarnings(set)
 	return r, nil
 }
 
@@ -87,7 +89,7 @@ func prepare(opt Options) (*Classifier, *regexp.Regexp, error) {
 }
 
 // analyzeTrace analyses one rank.
-func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Options) Rank {
+func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Options) (Rank, *rankPass) {
 	rk := Rank{Rank: t.Rank, File: t.Path, WorldSize: t.WorldSize(), Warnings: append([]string(nil), t.Warnings...)}
 	if len(t.Meta.Devices) > 0 {
 		rk.Device = t.Meta.Devices[0].Name
@@ -117,7 +119,7 @@ func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Optio
 	if p.noLaunch > 0 {
 		rk.Warnings = append(rk.Warnings, fmt.Sprintf("%d of %d GPU events have no CPU launch in the trace; placed in steps by GPU start time", p.noLaunch, t.GPU.Len()))
 	}
-	return rk
+	return rk, p
 }
 
 // kernelLists returns the top kernels per bucket over the decode steps (all

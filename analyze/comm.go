@@ -1,0 +1,103 @@
+package analyze
+
+import (
+	"kinetoscope/analyze/crossrank"
+	"kinetoscope/ingest"
+)
+
+// alignRanks matches collectives across the ranks of a multi-rank run and
+// fills the transfer/wait split of every step and phase, and
+// Report.Collectives. It does nothing for one rank.
+func alignRanks(r *Report, traces []*ingest.Trace, passes []*rankPass) {
+	if len(traces) < 2 {
+		return
+	}
+	byTrace := make(map[*ingest.Trace]*rankPass, len(passes))
+	for _, p := range passes {
+		byTrace[p.t] = p
+	}
+	classify := func(t *ingest.Trace, ev *ingest.GPUEvent) (string, bool) {
+		p := byTrace[t]
+		var l *ingest.Launch
+		if j := p.li.find(ev.Correlation); j >= 0 {
+			l = t.Launches.At(int(j))
+		}
+		id := p.tab.ids[p.ec.bucket(ev, l)]
+		b, _ := BucketByID(id)
+		return string(id), b.Group == GroupCommunication
+	}
+	a, err := crossrank.Align(traces, classify, crossrank.Options{})
+	if err != nil {
+		r.Warnings = append(r.Warnings, "cross-rank alignment: "+err.Error())
+		return
+	}
+	for i, rc := range a.Ranks {
+		addComm(&r.Ranks[i], passes[i], rc)
+	}
+	r.Collectives = collectivesSummary(a)
+	r.Warnings = append(r.Warnings, a.Warnings...)
+}
+
+// addComm sets Step.Comm and Phase.Comm of one rank from its split.
+func addComm(rk *Rank, p *rankPass, rc *crossrank.RankComm) {
+	comm := make([]Comm, len(rk.Steps))
+	for i := range rk.Steps {
+		for id, b := range rk.Steps[i].Buckets {
+			if bk, _ := BucketByID(id); bk.Group == GroupCommunication {
+				comm[i].KernelUS += b.US
+			}
+		}
+	}
+	for gi, s := range rc.All() {
+		if st := p.stepOf[gi]; st >= 0 {
+			comm[st].TransferUS += us(s.TransferNS)
+			comm[st].WaitUS += us(s.WaitNS)
+		}
+	}
+	for i := range rk.Steps {
+		c := comm[i]
+		finishComm(&c, rk.Steps[i].KernelUS)
+		rk.Steps[i].Comm = &c
+	}
+	rk.Decode.Comm = phaseComm(rk.Steps, &rk.Decode, PhaseDecode)
+	if rk.Prefill != nil {
+		rk.Prefill.Comm = phaseComm(rk.Steps, rk.Prefill, PhasePrefill)
+	}
+}
+
+// phaseComm sums the split over the steps of one phase.
+func phaseComm(steps []Step, ph *Phase, phase string) *Comm {
+	if ph.Steps == 0 {
+		return nil
+	}
+	var c Comm
+	for i := range steps {
+		if s := &steps[i]; s.Phase == phase && s.Comm != nil {
+			c.KernelUS += s.Comm.KernelUS
+			c.TransferUS += s.Comm.TransferUS
+			c.WaitUS += s.Comm.WaitUS
+		}
+	}
+	finishComm(&c, ph.KernelUS)
+	return &c
+}
+
+func finishComm(c *Comm, kernelUS float64) {
+	c.TransferShareNetOfWait = pctOf(c.TransferUS, kernelUS-c.WaitUS)
+	c.WaitShare = pctOf(c.WaitUS, kernelUS)
+}
+
+func collectivesSummary(a *crossrank.Alignment) *Collectives {
+	c := &Collectives{Matched: a.Matched, Unmatched: a.Unmatched, Clock: a.Clock,
+		Mismatches: a.Mismatches, Straggler: []Straggler{}}
+	if a.Clock == crossrank.ClockEstimated {
+		c.ClockOffsetsUS = make(map[int]float64, len(a.Ranks))
+		for _, rc := range a.Ranks {
+			c.ClockOffsetsUS[rc.Rank] = us(rc.OffsetNS)
+		}
+	}
+	for _, s := range a.Stragglers {
+		c.Straggler = append(c.Straggler, Straggler{Rank: s.Rank, LateCount: s.LateCount, LateUS: us(s.LateNS)})
+	}
+	return c
+}
