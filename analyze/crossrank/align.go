@@ -45,7 +45,8 @@ type Options struct {
 	// resynchronise after a divergence; past it, pairing stops. Default 16.
 	LookAhead int
 	// ClockToleranceNS is how far apart the ends of one collective may be on
-	// ranks that share a clock. Default 20 µs.
+	// ranks that share a clock. Default 5 µs: on one host they agree within
+	// about a microsecond.
 	ClockToleranceNS int64
 	// MaxMismatches bounds Alignment.Mismatches. Default 20.
 	MaxMismatches int
@@ -56,7 +57,7 @@ func (o Options) withDefaults() Options {
 		o.LookAhead = 16
 	}
 	if o.ClockToleranceNS <= 0 {
-		o.ClockToleranceNS = 20_000
+		o.ClockToleranceNS = 5_000
 	}
 	if o.MaxMismatches <= 0 {
 		o.MaxMismatches = 20

@@ -9,6 +9,7 @@ const ClockUnknown = "unknown"
 // pairClock relates the clock of one trace to its reference trace's.
 type pairClock struct {
 	paired, possible int // collectives paired on a shared clock, of those pairable
+	estPaired        int // collectives paired with the estimated offset
 	shared           bool
 	estimated        bool
 	off              int64 // added to the trace's times to reach the reference's clock

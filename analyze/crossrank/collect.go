@@ -65,6 +65,8 @@ type collector struct {
 	groupID map[string]int
 	seqs    map[seqKey]*sequence
 	n       int
+	lastKey seqKey // the key of last, to skip the map for runs of one sequence
+	last    *sequence
 }
 
 func collect(traces []*ingest.Trace, ranks []int, classify Classifier) *input {
@@ -189,11 +191,15 @@ func (c *collector) sigOf(t *ingest.Trace, ev *ingest.GPUEvent, args *ingest.Col
 }
 
 func (c *collector) sequence(k seqKey) *sequence {
+	if c.last != nil && c.lastKey == k {
+		return c.last
+	}
 	s, ok := c.seqs[k]
 	if !ok {
 		s = &sequence{group: k.group, kind: k.kind, items: make([][]item, c.n)}
 		c.seqs[k] = s
 	}
+	c.lastKey, c.last = k, s
 	return s
 }
 

@@ -97,9 +97,50 @@ func (m *matcher) pairAll() {
 		}
 	}
 	for key, c := range m.clocks {
+		m.decide(key, c)
+	}
+}
+
+// decide chooses between a shared clock and an estimated offset for the
+// rank pair key: shared when the ends agree, without offset, for every
+// pairable collective, or for at least half of them and no fewer than with
+// the estimated offset. Periodic runs make an offset of whole periods look
+// like a shared clock; comparing the two keeps the better pairing.
+func (m *matcher) decide(key [2]int, c *pairClock) {
+	if c.possible > 0 && c.paired == c.possible {
+		c.shared = true
+		return
+	}
+	zero := m.pairingsOf(key)
+	if !m.estimate(key, c) {
 		c.shared = c.paired > 0 && 2*c.paired >= c.possible
-		if !c.shared {
-			m.estimate(key, c)
+		return
+	}
+	if 2*c.paired >= c.possible && c.paired >= c.estPaired {
+		c.shared, c.estimated, c.off, c.tol = true, false, 0, 0
+		m.setPairings(key, zero)
+	}
+}
+
+// pairingsOf returns the current pairings of trace key[1] with reference
+// key[0], one per plan where they are.
+func (m *matcher) pairingsOf(key [2]int) []pairing {
+	var out []pairing
+	for _, p := range m.plans {
+		if k := p.index(key[1]); k > 0 && p.parts[0] == key[0] {
+			out = append(out, p.pairs[k])
+		}
+	}
+	return out
+}
+
+// setPairings puts back pairings returned by pairingsOf.
+func (m *matcher) setPairings(key [2]int, prs []pairing) {
+	n := 0
+	for _, p := range m.plans {
+		if k := p.index(key[1]); k > 0 && p.parts[0] == key[0] {
+			p.pairs[k] = prs[n]
+			n++
 		}
 	}
 }
@@ -116,8 +157,9 @@ func (m *matcher) clock(ref, r int) *pairClock {
 
 // estimate estimates the clock offset of trace key[1] against key[0] from
 // the collectives paired by order and signature, then pairs them again by
-// end with that offset.
-func (m *matcher) estimate(key [2]int, c *pairClock) {
+// end with that offset. It says whether there was anything to estimate
+// from.
+func (m *matcher) estimate(key [2]int, c *pairClock) bool {
 	var diffs []int64
 	for _, p := range m.plans {
 		if k := p.index(key[1]); k > 0 && p.parts[0] == key[0] {
@@ -125,15 +167,17 @@ func (m *matcher) estimate(key [2]int, c *pairClock) {
 		}
 	}
 	if len(diffs) == 0 {
-		return
+		return false
 	}
 	c.off, c.tol = robustOffset(diffs, m.opt.ClockToleranceNS)
-	c.estimated = true
+	c.estimated, c.estPaired = true, 0
 	for _, p := range m.plans {
 		if k := p.index(key[1]); k > 0 && p.parts[0] == key[0] {
 			p.pairs[k] = pairByEnd(p.seq.items[key[0]], p.seq.items[key[1]], c.off, c.tol)
+			c.estPaired += p.pairs[k].n
 		}
 	}
+	return true
 }
 
 // index returns the position of trace i among the participants, or -1.

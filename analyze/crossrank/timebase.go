@@ -1,7 +1,7 @@
 package crossrank
 
 import (
-	"strings"
+	"bytes"
 
 	"kinetoscope/ingest"
 )
@@ -34,13 +34,18 @@ func TimeBaseFor(baseNS, ts int64) int64 {
 // Classify is the default Classifier: NCCL and RCCL kernels, of the kind
 // named by their collective args when present, else by the kernel name.
 // Kinds are the analyze bucket ids: allreduce, allgather, reducescatter,
-// alltoall, broadcast, sendrecv and comm_other.
+// alltoall, broadcast, sendrecv and comm_other. It does not allocate.
 func Classify(t *ingest.Trace, ev *ingest.GPUEvent) (string, bool) {
 	if ev.Kind != ingest.KindKernel {
 		return "", false
 	}
-	name := strings.ToLower(t.Name(ev.Name))
-	if !strings.Contains(name, "nccl") && !strings.Contains(name, "rccl") {
+	raw := t.Name(ev.Name)
+	if !hasCCL(raw) {
+		return "", false
+	}
+	var buf [nameWindow]byte
+	name := fold(&buf, raw)
+	if !bytes.Contains(name, []byte("nccl")) && !bytes.Contains(name, []byte("rccl")) {
 		return "", false
 	}
 	if ev.Coll >= 0 && int(ev.Coll) < len(t.Collectives) {
@@ -48,25 +53,66 @@ func Classify(t *ingest.Trace, ev *ingest.GPUEvent) (string, bool) {
 			return k, true
 		}
 	}
-	return KindOf(name), true
+	return kindOfFolded(name), true
+}
+
+// hasCCL says whether s contains "ccl" in any case: a quick test that
+// rules out most kernels before the full one.
+func hasCCL(s string) bool {
+	for i := 0; i+2 < len(s); i++ {
+		if s[i]|0x20 == 'c' && s[i+1]|0x20 == 'c' && s[i+2]|0x20 == 'l' {
+			return true
+		}
+	}
+	return false
+}
+
+// nameWindow is how much of a name Classify and KindOf look at: the
+// collective is named near the start of NCCL kernel names.
+const nameWindow = 96
+
+// fold writes the first nameWindow bytes of s to buf in lower case without
+// underscores and returns them.
+func fold(buf *[nameWindow]byte, s string) []byte {
+	n := 0
+	for i := 0; i < len(s) && n < len(buf); i++ {
+		c := s[i]
+		if c == '_' {
+			continue
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[n] = c
+		n++
+	}
+	return buf[:n]
 }
 
 // KindOf maps a collective or kernel name to a collective kind.
 func KindOf(name string) string {
-	n := strings.ReplaceAll(strings.ToLower(name), "_", "")
-	switch {
-	case strings.Contains(n, "allreduce"):
-		return "allreduce"
-	case strings.Contains(n, "allgather"):
-		return "allgather"
-	case strings.Contains(n, "reducescatter"):
-		return "reducescatter"
-	case strings.Contains(n, "alltoall"):
-		return "alltoall"
-	case strings.Contains(n, "broadcast"):
-		return "broadcast"
-	case strings.Contains(n, "sendrecv"), strings.Contains(n, "send"), strings.Contains(n, "recv"):
-		return "sendrecv"
+	var buf [nameWindow]byte
+	return kindOfFolded(fold(&buf, name))
+}
+
+// kinds maps name fragments (folded: lower case, no underscores) to kinds,
+// first match wins.
+var kinds = [...]struct{ frag, kind string }{
+	{"allreduce", "allreduce"},
+	{"allgather", "allgather"},
+	{"reducescatter", "reducescatter"},
+	{"alltoall", "alltoall"},
+	{"broadcast", "broadcast"},
+	{"sendrecv", "sendrecv"},
+	{"send", "sendrecv"},
+	{"recv", "sendrecv"},
+}
+
+func kindOfFolded(n []byte) string {
+	for _, k := range kinds {
+		if bytes.Contains(n, []byte(k.frag)) {
+			return k.kind
+		}
 	}
 	return "comm_other"
 }
