@@ -7,24 +7,28 @@ import (
 )
 
 const (
-	// blockSize is how many decompressed bytes one block carries.
+	// blockSize is how many decompressed bytes one block carries. Each
+	// block has a sixteenth of that in room before its data, where the
+	// scanner copies the unfinished tail of the previous block, so that a
+	// value spanning two blocks is contiguous without copying whole blocks.
 	blockSize = 1 << 20
-	// blockPrefix is room before a block's data where the scanner copies the
-	// unfinished tail of the previous block, so that a value that spans two
-	// blocks is contiguous without copying the whole block.
-	blockPrefix = 64 << 10
 	// blocksInFlight bounds the blocks between the reader and the parser.
 	blocksInFlight = 4
 )
 
-// errLimit is wrapped by the error for input past MaxUncompressedBytes.
-var errLimit = errors.New("decompressed size limit exceeded")
+// ErrTooLarge is wrapped by the error for a file whose JSON text passes
+// Options.MaxUncompressedBytes.
+var ErrTooLarge = errors.New("decompressed size limit exceeded")
 
 // block is one piece of decompressed input.
 type block struct {
-	mem []byte // blockPrefix bytes of room, then the data
-	n   int    // data length
+	mem    []byte // prefix bytes of room, then the data
+	prefix int
+	n      int // data length
 }
+
+// data returns the block's data.
+func (b *block) data() []byte { return b.mem[b.prefix : b.prefix+b.n] }
 
 // blockReader reads a stream into blocks on its own goroutine, so that
 // decompression runs concurrently with parsing. Blocks go back through free
@@ -37,16 +41,17 @@ type blockReader struct {
 	total int64 // bytes delivered; read only after full is closed
 }
 
-// newBlockReader starts reading r. limit, when positive, bounds the bytes
-// read. stop must be closed by the consumer when it is done.
-func newBlockReader(r io.Reader, limit int64) *blockReader {
+// newBlockReader starts reading r in blocks of size bytes with prefix bytes
+// of room before each. limit, when positive, bounds the bytes read. The
+// consumer calls close when it is done.
+func newBlockReader(r io.Reader, limit int64, size, prefix int) *blockReader {
 	br := &blockReader{
 		full: make(chan *block, blocksInFlight),
 		free: make(chan *block, blocksInFlight+2),
 		done: make(chan struct{}),
 	}
 	for range blocksInFlight + 2 {
-		br.free <- &block{mem: make([]byte, blockPrefix+blockSize)}
+		br.free <- &block{mem: make([]byte, prefix+size), prefix: prefix}
 	}
 	go br.run(r, limit)
 	return br
@@ -61,11 +66,11 @@ func (br *blockReader) run(r io.Reader, limit int64) {
 		case <-br.done:
 			return
 		}
-		n, err := fill(r, b.mem[blockPrefix:])
+		n, err := fill(r, b.mem[b.prefix:])
 		b.n = n
 		br.total += int64(n)
 		if limit > 0 && br.total > limit {
-			br.err = fmt.Errorf("%w: more than %d uncompressed bytes", errLimit, limit)
+			br.err = fmt.Errorf("%w: more than %d uncompressed bytes", ErrTooLarge, limit)
 			return
 		}
 		if n > 0 {

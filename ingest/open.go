@@ -124,7 +124,7 @@ func (c *collector) readPath(p string, size int64) (*Trace, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return readTrace(f, p, size, c.opt)
+	return readTrace(f, p, size, c.opt, blockSize)
 }
 
 // tar reads the trace members of a tar stream.
@@ -143,7 +143,7 @@ func (c *collector) tar(p string, r io.Reader) error {
 			continue
 		}
 		name := p + "!" + h.Name
-		c.add(name, func() (*Trace, error) { return readTrace(tr, name, h.Size, c.opt) })
+		c.add(name, func() (*Trace, error) { return readTrace(tr, name, h.Size, c.opt, blockSize) })
 	}
 }
 
@@ -165,7 +165,7 @@ func (c *collector) zip(p string, f *os.File, size int64) error {
 				return nil, err
 			}
 			defer rc.Close()
-			return readTrace(rc, name, int64(m.UncompressedSize64), c.opt)
+			return readTrace(rc, name, int64(m.UncompressedSize64), c.opt, blockSize)
 		})
 	}
 	return nil

@@ -26,7 +26,7 @@ func ReadFile(path string, opt Options) (*Trace, error) {
 	if st, err := f.Stat(); err == nil {
 		size = st.Size()
 	}
-	t, err := readTrace(f, path, size, opt)
+	t, err := readTrace(f, path, size, opt, blockSize)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -36,7 +36,7 @@ func ReadFile(path string, opt Options) (*Trace, error) {
 // Read reads one trace from r, gzip-compressed or not. name is used in
 // errors and as Trace.Path.
 func Read(r io.Reader, name string, opt Options) (*Trace, error) {
-	t, err := readTrace(r, name, 0, opt)
+	t, err := readTrace(r, name, 0, opt, blockSize)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -59,9 +59,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // isGzip reports whether b starts with the gzip magic bytes.
 func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
 
-// readTrace reads one trace; size is the compressed size if known. Errors do
-// not name the file: callers do.
-func readTrace(r io.Reader, path string, size int64, opt Options) (*Trace, error) {
+// readTrace reads one trace; size is the compressed size if known, bs the
+// block size (tests make it small). Errors do not name the file: callers do.
+func readTrace(r io.Reader, path string, size int64, opt Options, bs int) (*Trace, error) {
 	cr := &countingReader{r: r}
 	br := bufio.NewReaderSize(cr, 256<<10)
 	head, _ := br.Peek(2)
@@ -75,7 +75,7 @@ func readTrace(r io.Reader, path string, size int64, opt Options) (*Trace, error
 		defer zr.Close()
 		src = zr
 	}
-	t, err := parse(src, path, size, cr, opt)
+	t, err := parse(src, path, size, cr, opt, bs)
 	if err != nil && gz {
 		err = gzipError(err, cr.n.Load())
 	}
@@ -86,7 +86,7 @@ func readTrace(r io.Reader, path string, size int64, opt Options) (*Trace, error
 func gzipError(err error, n int64) error {
 	var se *SyntaxError
 	switch {
-	case errors.As(err, &se), errors.Is(err, errLimit), errors.Is(err, ErrNotTrace):
+	case errors.As(err, &se), errors.Is(err, ErrTooLarge), errors.Is(err, ErrNotTrace):
 		return err
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("truncated gzip stream after %d compressed bytes: %w", n, err)
@@ -96,8 +96,8 @@ func gzipError(err error, n int64) error {
 
 // parse reads the JSON text of a trace from r on two goroutines: one reads
 // (and so decompresses) blocks, this one parses them.
-func parse(r io.Reader, path string, size int64, cr *countingReader, opt Options) (*Trace, error) {
-	src := newBlockReader(r, opt.MaxUncompressedBytes)
+func parse(r io.Reader, path string, size int64, cr *countingReader, opt Options, bs int) (*Trace, error) {
+	src := newBlockReader(r, opt.MaxUncompressedBytes, bs, max(bs/16, 16))
 	defer src.close()
 	s := &scanner{src: src}
 	p := newBuilder(path)

@@ -47,16 +47,16 @@ func (s *scanner) more(keep int) error {
 	}
 	tail := s.buf[keep:]
 	s.base += int64(keep)
-	if len(tail) <= blockPrefix {
-		at := blockPrefix - len(tail)
-		copy(b.mem[at:blockPrefix], tail)
+	if len(tail) <= b.prefix {
+		at := b.prefix - len(tail)
+		copy(b.mem[at:b.prefix], tail)
 		s.src.release(s.cur)
 		s.cur = b
-		s.buf = b.mem[at : blockPrefix+b.n]
+		s.buf = b.mem[at : b.prefix+b.n]
 	} else {
-		nb := make([]byte, len(tail)+b.n, 2*(len(tail)+b.n))
+		nb := make([]byte, len(tail)+b.n)
 		copy(nb, tail)
-		copy(nb[len(tail):], b.mem[blockPrefix:blockPrefix+b.n])
+		copy(nb[len(tail):], b.data())
 		s.src.release(s.cur)
 		s.src.release(b)
 		s.cur = nil

@@ -1,0 +1,87 @@
+package ingest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// smallRealTrace cuts a public trace down to its metadata and first n
+// events, re-encoded, to seed the fuzzer with real event shapes.
+func smallRealTrace(f *testing.F, name string, n int) []byte {
+	f.Helper()
+	file, err := os.Open(filepath.Join(publicDir(f), name))
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer file.Close()
+	zr, err := gzip.NewReader(file)
+	if err != nil {
+		f.Fatal(err)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
+		f.Fatal(err)
+	}
+	var events []json.RawMessage
+	if err := json.Unmarshal(doc["traceEvents"], &events); err != nil {
+		f.Fatal(err)
+	}
+	// Keep the kinds of events that matter, from anywhere in the trace.
+	var keep []json.RawMessage
+	seen := map[string]int{}
+	for _, e := range events {
+		var h struct{ Cat, Ph string }
+		json.Unmarshal(e, &h)
+		if seen[h.Cat+h.Ph] < n {
+			seen[h.Cat+h.Ph]++
+			keep = append(keep, e)
+		}
+	}
+	doc["traceEvents"], _ = json.Marshal(keep)
+	out, _ := json.Marshal(doc)
+	return out
+}
+
+// FuzzRead feeds arbitrary input to the reader. It must never panic or
+// hang, and reading with tiny blocks must give the same result as with
+// normal ones.
+func FuzzRead(f *testing.F) {
+	f.Add([]byte(handTrace))
+	f.Add([]byte(`[{"ph":"X","cat":"kernel","name":"k","ts":1.5,"dur":2,"args":{"grid":[1,2,3]}}]`))
+	f.Add([]byte(`{"traceEvents": [{"ph": "X",, }]}`))
+	for _, name := range []string{"tracelens-vllm-decode-full-graph.json.gz", "hta-nccl-allreduce-broadcast-rank0.json.gz",
+		"tracelens-mi300-resnet-rccl.json.gz"} {
+		small := smallRealTrace(f, name, 3)
+		f.Add(small)
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		zw.Write(small)
+		zw.Close()
+		f.Add(gz.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		opt := Options{MaxUncompressedBytes: 4 << 20}
+		a, errA := readTrace(bytes.NewReader(data), "fuzz.json", 0, opt, blockSize)
+		b, errB := readTrace(bytes.NewReader(data), "fuzz.json", 0, opt, 64)
+		if (errA == nil) != (errB == nil) {
+			t.Fatalf("block size changes the outcome: %v vs %v", errA, errB)
+		}
+		if errA != nil {
+			if errA.Error() != errB.Error() {
+				t.Fatalf("block size changes the error: %v vs %v", errA, errB)
+			}
+			return
+		}
+		if streamCounts(a).refTotals != streamCounts(b).refTotals {
+			t.Fatalf("block size changes the counts")
+		}
+		kept := int64(a.GPU.Len() + a.Launches.Len() + a.Annotations.Len() + a.CommOps.Len())
+		if kept > a.Counts.Events {
+			t.Fatalf("kept %d of %d events", kept, a.Counts.Events)
+		}
+	})
+}
