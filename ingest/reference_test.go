@@ -148,7 +148,7 @@ func streamCounts(tr *Trace) refCounts {
 	r := refCounts{ByCategory: tr.Counts.ByCategory, refTotals: refTotals{
 		Events: tr.Counts.Events, Python: tr.Counts.PythonFunctions,
 		Launches: int64(tr.Launches.Len()),
-		CommOps: int64(tr.CommOps.Len()), Collectives: int64(len(tr.Collectives)),
+		CommOps:  int64(tr.CommOps.Len()), Collectives: int64(len(tr.Collectives)),
 		Devices: int64(len(tr.Meta.Devices)), WorldSize: int64(tr.Meta.Distributed.WorldSize),
 		Rank: int64(tr.Meta.Distributed.Rank), ProcessGroups: int64(len(tr.Meta.Distributed.Groups)),
 	}}
