@@ -43,7 +43,7 @@ func diffBlocks(d *diff.Diff) []block {
 		{Lines: diffIntro(d)},
 		{Heading: "Step (" + diffPhase(d) + ")", Level: 2},
 		{Table: diffStepTable(d)},
-		{Heading: "Buckets, per " + diffPhase(d) + " step, largest change first", Level: 2},
+		{Heading: "Buckets, per " + diffStepWord(d) + ", largest change first", Level: 2},
 		{Table: diffBucketTable(d)},
 	}
 	if d.Comm != nil {
@@ -64,6 +64,15 @@ func diffPhase(d *diff.Diff) string {
 		return "all steps"
 	}
 	return d.Phase
+}
+
+// diffStepWord names one compared step: "decode step", or "step" when all
+// steps are compared.
+func diffStepWord(d *diff.Diff) string {
+	if d.Phase == "all" {
+		return "step"
+	}
+	return d.Phase + " step"
 }
 
 // diffIntro describes the two runs and the noise test.

@@ -17,12 +17,14 @@ type kernelTotal struct {
 	calls     float64
 }
 
-// kernelTotals pools the ranks' kernel lists (TopKernels and Unclassified,
-// which cover the decode steps when there are any, else all steps) into per
-// step figures: summed over ranks, divided by the steps summed over ranks.
-// complete reports whether the lists account for all kernel time.
+// kernelTotals pools the ranks' TopKernels lists (which cover the decode
+// steps when there are any, else all steps) into per step figures: summed
+// over ranks and buckets, divided by the steps summed over ranks. complete
+// reports whether the lists account for all kernel time of those steps (the
+// analysis lists only the top kernels of each bucket unless asked for more).
 func kernelTotals(ranks []*analyze.Rank) (totals map[string]*kernelTotal, complete bool) {
 	us := map[string]*kernelTotal{}
+	top := map[string]float64{} // the time of the bucket named in us
 	steps, listed, all := 0, 0.0, 0.0
 	for _, rk := range ranks {
 		covered := coveredSteps(rk)
@@ -32,15 +34,11 @@ func kernelTotals(ranks []*analyze.Rank) (totals map[string]*kernelTotal, comple
 				all += b.US
 			}
 		}
-		for _, ks := range rankKernels(rk) {
-			t := us[ks.Name]
-			if t == nil {
-				t = &kernelTotal{name: ks.Name, bucket: ks.Bucket}
-				us[ks.Name] = t
+		for _, bk := range analyze.Buckets() {
+			for _, ks := range rk.TopKernels[bk.ID] {
+				addKernel(us, top, ks)
+				listed += ks.US
 			}
-			t.usPerStep += ks.US
-			t.calls += float64(ks.Count)
-			listed += ks.US
 		}
 	}
 	if steps > 0 {
@@ -52,6 +50,21 @@ func kernelTotals(ranks []*analyze.Rank) (totals map[string]*kernelTotal, comple
 	return us, all == 0 || listed >= 0.999*all
 }
 
+// addKernel adds a kernel stat to its name's total; a name found in several
+// buckets is named by the bucket with most time.
+func addKernel(us map[string]*kernelTotal, top map[string]float64, ks analyze.KernelStat) {
+	t := us[ks.Name]
+	if t == nil {
+		t = &kernelTotal{name: ks.Name}
+		us[ks.Name] = t
+	}
+	if ks.US > top[ks.Name] || t.bucket == "" {
+		t.bucket, top[ks.Name] = ks.Bucket, ks.US
+	}
+	t.usPerStep += ks.US
+	t.calls += float64(ks.Count)
+}
+
 // coveredSteps returns the steps a rank's kernel lists cover: decode steps
 // when there are any, else all steps.
 func coveredSteps(rk *analyze.Rank) []*analyze.Step {
@@ -59,26 +72,6 @@ func coveredSteps(rk *analyze.Rank) []*analyze.Step {
 		return st
 	}
 	return phaseSteps(rk, phaseAll)
-}
-
-// rankKernels returns a rank's kernel stats, each name once: TopKernels in
-// bucket display order, then Unclassified names not already listed.
-func rankKernels(rk *analyze.Rank) []analyze.KernelStat {
-	var out []analyze.KernelStat
-	seen := map[string]bool{}
-	add := func(ks []analyze.KernelStat) {
-		for _, k := range ks {
-			if !seen[k.Name] {
-				seen[k.Name] = true
-				out = append(out, k)
-			}
-		}
-	}
-	for _, b := range analyze.Buckets() {
-		add(rk.TopKernels[b.ID])
-	}
-	add(rk.Unclassified)
-	return out
 }
 
 // matchKernels pairs kernels by exact name, then the rest by normalised

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
+	"kinetoscope/ingest"
 	"kinetoscope/render"
 )
 
@@ -137,7 +137,19 @@ func readReport(path string) (*analyze.Report, error) {
 	return &r, nil
 }
 
+// diffTopKernels asks the analysis for every kernel of each bucket, so that
+// kernels in one run only are found however small.
+const diffTopKernels = 1 << 20
+
 // analyzePath ingests and analyses a trace path.
 func analyzePath(path string) (*analyze.Report, error) {
-	return nil, errors.New(path + ": reading traces needs ingest.Open and analyze.Analyze, not yet in this build; use --reports")
+	set, err := ingest.Open(path, ingest.Options{})
+	if err != nil {
+		return nil, err
+	}
+	r, err := analyze.Analyze(set, analyze.Options{TopKernels: diffTopKernels})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
 }
