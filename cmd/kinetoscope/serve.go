@@ -1,11 +1,126 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"kinetoscope/api"
+	"kinetoscope/api/wire"
 )
 
-// runServe is the serve command. Placeholder until its issue lands.
+// serveFlags are the serve command's settings.
+type serveFlags struct {
+	addr, data, token, samples string
+	maxUpload, maxUncompressed int64
+	workers                    int
+}
+
+func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := &serveFlags{}
+	fs.StringVar(&f.addr, "addr", ":8080", "listen address")
+	fs.StringVar(&f.data, "data", "kinetoscope-data", "data directory (SQLite database and uploaded files)")
+	fs.StringVar(&f.token, "token", os.Getenv("KINETOSCOPE_TOKEN"), "bearer token required for uploads and deletes (default $KINETOSCOPE_TOKEN; empty: none)")
+	fs.StringVar(&f.samples, "samples", "", "directory of sample runs loaded on first start (default: sampletraces/real when present)")
+	fs.Int64Var(&f.maxUpload, "max-upload", 8<<30, "largest upload request body, bytes")
+	fs.Int64Var(&f.maxUncompressed, "max-uncompressed", 64<<30, "largest decompressed size of one gzip stream or archive, bytes")
+	fs.IntVar(&f.workers, "workers", 2, "analyses run at once")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: kinetoscope serve [flags]\n\nServe the REST API (/api/v1) and the web page.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	return f, nil
+}
+
+// runServe is the serve command: it runs the service until SIGINT/SIGTERM.
 func runServe(args []string, stdout, stderr io.Writer) error {
-	return errors.New("not implemented yet")
+	f, err := parseServeFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, ln, f, stdout)
+}
+
+// serve runs the service on ln until ctx ends.
+func serve(ctx context.Context, ln net.Listener, f *serveFlags, stdout io.Writer) error {
+	log := slog.New(slog.NewTextHandler(stdout, nil))
+	srv, err := api.Open(api.Config{
+		DataDir: f.data, Token: f.token, MaxUploadBytes: f.maxUpload,
+		MaxUncompressedBytes: f.maxUncompressed, Workers: f.workers, Logger: log,
+	}, wire.Pipeline(f.maxUncompressed))
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	if dir := samplesDir(f.samples); dir != "" {
+		runs, err := srv.LoadSamples(ctx, dir)
+		if err != nil {
+			log.Warn("loading samples", "dir", dir, "err", err)
+		} else if len(runs) > 0 {
+			log.Info("loaded sample runs", "dir", dir, "runs", len(runs))
+		}
+	}
+	hs := &http.Server{}
+	srv.ConfigureHTTP(hs)
+	hs.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	log.Info("kinetoscope serving", "url", "http://"+displayAddr(ln.Addr()), "data", f.data, "token", f.token != "")
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// samplesDir returns the samples directory to load: the flag, else
+// sampletraces/real below the working directory when it exists.
+func samplesDir(flagDir string) string {
+	if flagDir != "" {
+		return flagDir
+	}
+	d := filepath.Join("sampletraces", "real")
+	if st, err := os.Stat(d); err == nil && st.IsDir() {
+		return d
+	}
+	return ""
+}
+
+// displayAddr turns ":8080" style addresses into a clickable host:port.
+func displayAddr(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil || host == "::" || host == "0.0.0.0" || host == "" {
+		return "localhost:" + port
+	}
+	return net.JoinHostPort(host, port)
 }

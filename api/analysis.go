@@ -1,0 +1,194 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"kinetoscope/analyze"
+	"kinetoscope/api/store"
+)
+
+// enqueue analyses a run in the background, at most cfg.Workers at once.
+func (s *Server) enqueue(id string) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		select {
+		case s.sem <- struct{}{}:
+		case <-s.ctx.Done():
+			return
+		}
+		defer func() { <-s.sem }()
+		s.analyzeRun(s.ctx, id)
+	}()
+}
+
+// analyzeRun analyses one stored run and records the report or the error.
+func (s *Server) analyzeRun(ctx context.Context, id string) {
+	run, err := s.meta.Get(ctx, id)
+	if err != nil {
+		s.log.Warn("analysis: run vanished", "run", id, "err", err)
+		return
+	}
+	lp := &liveProgress{s: s, id: id, bytes: run.Size(), files: map[string]Progress{}}
+	p := lp.set(Progress{Phase: "reading"})
+	if err := s.meta.SetStatus(ctx, id, store.StatusRunning, p, ""); err != nil {
+		s.log.Warn("analysis: status", "run", id, "err", err)
+		return
+	}
+	start := time.Now()
+	s.stats.analysisStarted()
+	rep, err := s.runPipeline(ctx, run, lp)
+	s.stats.analysisDone(time.Since(start), err)
+	defer s.dropLive(id)
+	if ctx.Err() != nil {
+		return // shutting down: the run stays queued for the next start
+	}
+	p = lp.snapshot()
+	if err != nil {
+		p.Phase = "failed"
+		s.log.Info("analysis failed", "run", id, "err", err)
+		if err := s.meta.SetStatus(ctx, id, store.StatusFailed, p, err.Error()); err != nil {
+			s.log.Warn("analysis: status", "run", id, "err", err)
+		}
+		return
+	}
+	js, err := json.Marshal(rep)
+	if err != nil {
+		p.Phase = "failed"
+		s.meta.SetStatus(ctx, id, store.StatusFailed, p, "encode report: "+err.Error())
+		return
+	}
+	p.Phase = "done"
+	if err := s.meta.SetReport(ctx, id, js, p); err != nil {
+		s.log.Warn("analysis: save report", "run", id, "err", err)
+	}
+	s.log.Info("analysis done", "run", id, "seconds", time.Since(start).Seconds())
+}
+
+// runPipeline lays the run's blobs out under their file names and analyses
+// them.
+func (s *Server) runPipeline(ctx context.Context, run *store.Run, lp *liveProgress) (rep *analyze.Report, err error) {
+	if s.pipe.Analyze == nil {
+		return nil, errors.New("no analysis pipeline configured")
+	}
+	dir := filepath.Join(s.workRoot(), run.ID)
+	defer os.RemoveAll(dir)
+	path, err := s.layout(ctx, run, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("analysis crashed: %v", r)
+		}
+	}()
+	rep, err = s.pipe.Analyze(ctx, path, lp.update)
+	if err != nil {
+		return nil, errors.New(strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), ""))
+	}
+	rep.Source = run.Name
+	for i := range rep.Ranks {
+		rep.Ranks[i].File = strings.TrimPrefix(rep.Ranks[i].File, dir+string(filepath.Separator))
+	}
+	return rep, nil
+}
+
+// layout links the run's blobs into dir under their file names and returns
+// the path to analyse: the file itself for a one-file run, else dir.
+func (s *Server) layout(ctx context.Context, run *store.Run, dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("work dir: %w", err)
+	}
+	seen := map[string]bool{}
+	var last string
+	for i, f := range run.Files {
+		src, err := s.blobs.Local(ctx, f.SHA256)
+		if err != nil {
+			return "", fmt.Errorf("file %s: %w", f.Name, err)
+		}
+		name := analysisName(f)
+		if seen[name] {
+			name = fmt.Sprintf("%d-%s", i, name)
+		}
+		seen[name] = true
+		last = filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(last), 0o755); err != nil {
+			return "", fmt.Errorf("work dir: %w", err)
+		}
+		if err := os.Link(src, last); err != nil {
+			if err := os.Symlink(src, last); err != nil {
+				return "", fmt.Errorf("file %s: %w", f.Name, err)
+			}
+		}
+	}
+	if len(run.Files) == 1 {
+		return last, nil
+	}
+	return dir, nil
+}
+
+// analysisName returns f's name with the extension its kind needs, since
+// readers pick the format from the name.
+func analysisName(f store.File) string {
+	ext := kindExt[f.Kind]
+	if strings.HasSuffix(f.Name, ext) || (f.Kind == kindTarGz && strings.HasSuffix(f.Name, ".tgz")) {
+		return f.Name
+	}
+	return f.Name + ext
+}
+
+// liveProgress aggregates a run's progress over its files.
+type liveProgress struct {
+	s     *Server
+	id    string
+	bytes int64
+	files map[string]Progress
+	phase string
+}
+
+func (l *liveProgress) update(p Progress) { l.set(p) }
+
+// set records p and publishes the run's progress.
+func (l *liveProgress) set(p Progress) store.Progress {
+	l.s.liveMu.Lock()
+	defer l.s.liveMu.Unlock()
+	if p.Phase != "" {
+		l.phase = p.Phase
+	}
+	if p.Path != "" {
+		l.files[p.Path] = p
+	}
+	sp := store.Progress{Phase: l.phase, Bytes: l.bytes}
+	for _, f := range l.files {
+		sp.BytesRead += f.Bytes
+		sp.Events += f.Events
+	}
+	l.s.live[l.id] = &sp
+	return sp
+}
+
+func (l *liveProgress) snapshot() store.Progress { return l.set(Progress{}) }
+
+// liveOf returns the in-memory progress of a run being analysed.
+func (s *Server) liveOf(id string) (store.Progress, bool) {
+	s.liveMu.Lock()
+	defer s.liveMu.Unlock()
+	p, ok := s.live[id]
+	if !ok {
+		return store.Progress{}, false
+	}
+	return *p, true
+}
+
+func (s *Server) dropLive(id string) {
+	s.liveMu.Lock()
+	delete(s.live, id)
+	s.liveMu.Unlock()
+}

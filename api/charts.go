@@ -1,0 +1,118 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"kinetoscope/analyze/diff"
+)
+
+// chartFormats maps a chart file extension to its content type.
+var chartFormats = map[string]string{"svg": "image/svg+xml", "png": "image/png"}
+
+// splitChart splits "breakdown.svg" into kind and format.
+func splitChart(file string) (kind, format string, err error) {
+	kind, format, ok := strings.Cut(file, ".")
+	if !ok || chartFormats[format] == "" {
+		return "", "", echo.NewHTTPError(http.StatusNotFound,
+			fmt.Sprintf("chart %q: want KIND.svg or KIND.png", file))
+	}
+	return kind, format, nil
+}
+
+// getChart handles GET /api/v1/runs/{id}/charts/{kind}.{svg|png}.
+func (s *Server) getChart(c echo.Context) error {
+	kind, format, err := splitChart(c.Param("chart"))
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(s.pipe.ChartKinds, kind) || s.pipe.Chart == nil {
+		return echo.NewHTTPError(http.StatusNotFound,
+			fmt.Sprintf("unknown chart kind %q: have %s", kind, strings.Join(s.pipe.ChartKinds, ", ")))
+	}
+	rep, err := s.Report(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	rank := -1
+	if v := c.QueryParam("rank"); v != "" {
+		if rank, err = strconv.Atoi(v); err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad rank %q: want a rank number", v))
+		}
+	}
+	img, err := s.pipe.Chart(rep, kind, format, rank)
+	if err != nil {
+		return fmt.Errorf("chart %s of run %s: %w", kind, c.Param("id"), err)
+	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "private, max-age=60")
+	return c.Blob(http.StatusOK, chartFormats[format], img)
+}
+
+// Diff compares the reports of two runs.
+func (s *Server) Diff(ctx context.Context, baseID, headID string) (*diff.Diff, error) {
+	base, err := s.Report(ctx, baseID)
+	if err != nil {
+		return nil, err
+	}
+	head, err := s.Report(ctx, headID)
+	if err != nil {
+		return nil, err
+	}
+	d, err := diff.Compare(base, head, diff.Options{})
+	if err != nil {
+		return nil, echo.NewHTTPError(http.StatusUnprocessableEntity, err.Error())
+	}
+	return d, nil
+}
+
+// getDiff handles GET /api/v1/diff?base=&head=.
+func (s *Server) getDiff(c echo.Context) error {
+	b, h, err := diffIDs(c)
+	if err != nil {
+		return err
+	}
+	d, err := s.Diff(c.Request().Context(), b, h)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, d)
+}
+
+// getDiffChart handles GET /api/v1/diff/charts/{kind}.{svg|png}.
+func (s *Server) getDiffChart(c echo.Context) error {
+	kind, format, err := splitChart(c.Param("chart"))
+	if err != nil {
+		return err
+	}
+	if kind != "diff" || s.pipe.DiffChart == nil {
+		return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("unknown diff chart %q: have diff.svg, diff.png", kind))
+	}
+	b, h, err := diffIDs(c)
+	if err != nil {
+		return err
+	}
+	d, err := s.Diff(c.Request().Context(), b, h)
+	if err != nil {
+		return err
+	}
+	img, err := s.pipe.DiffChart(d, format)
+	if err != nil {
+		return fmt.Errorf("diff chart: %w", err)
+	}
+	return c.Blob(http.StatusOK, chartFormats[format], img)
+}
+
+// diffIDs returns the base and head run ids of a diff request.
+func diffIDs(c echo.Context) (base, head string, err error) {
+	base, head = c.QueryParam("base"), c.QueryParam("head")
+	if base == "" || head == "" {
+		return "", "", echo.NewHTTPError(http.StatusBadRequest, "diff needs two runs: ?base=RUN_ID&head=RUN_ID")
+	}
+	return base, head, nil
+}

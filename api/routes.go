@@ -1,0 +1,120 @@
+package api
+
+import (
+	"crypto/subtle"
+	_ "embed"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"kinetoscope/api/web"
+)
+
+//go:embed openapi.json
+var openapiJSON []byte
+
+// routes builds the echo instance: the REST API under /api/v1, the health
+// and metrics endpoints, and the web pages.
+func (s *Server) routes() error {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.errorHandler
+	e.Use(s.recoverPanics, s.stats.middleware)
+	write := s.requireToken
+	v1 := e.Group("/api/v1")
+	v1.GET("/openapi.json", s.getOpenAPI)
+	v1.POST("/runs", s.createRun, write)
+	v1.GET("/runs", s.listRuns)
+	v1.GET("/runs/:id", s.getRun)
+	v1.DELETE("/runs/:id", s.deleteRun, write)
+	v1.GET("/runs/:id/report", s.getReport)
+	v1.GET("/runs/:id/charts/:chart", s.getChart)
+	v1.GET("/runs/:id/trace", s.getTrace)
+	v1.GET("/diff", s.getDiff)
+	v1.GET("/diff/charts/:chart", s.getDiffChart)
+	e.GET("/healthz", s.healthz)
+	e.GET("/metrics", s.getMetrics)
+	pages, err := web.New(s, s.cfg.Token != "")
+	if err != nil {
+		return err
+	}
+	pages.Register(e)
+	s.echo = e
+	return nil
+}
+
+// WebRoute reports whether an echo route serves the web page rather than
+// the API (it is then not in the OpenAPI document).
+func WebRoute(path string) bool {
+	return !strings.HasPrefix(path, "/api/") && path != "/healthz" && path != "/metrics"
+}
+
+func (s *Server) getOpenAPI(c echo.Context) error {
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openapiJSON)
+}
+
+// healthz handles GET /healthz: the store answers.
+func (s *Server) healthz(c echo.Context) error {
+	if _, err := s.meta.Counts(c.Request().Context()); err != nil {
+		return echo.NewHTTPError(http.StatusServiceUnavailable, "store: "+err.Error())
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// requireToken checks the bearer token on write endpoints when one is set.
+func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.cfg.Token == "" {
+			return next(c)
+		}
+		got, ok := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) != 1 {
+			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="kinetoscope"`)
+			return echo.NewHTTPError(http.StatusUnauthorized, "this server needs a token for writes: send Authorization: Bearer TOKEN")
+		}
+		return next(c)
+	}
+}
+
+// errorHandler answers every error as JSON {"error": message}; errors that
+// are not HTTP errors are logged and answered 500.
+func (s *Server) errorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	code, msg := http.StatusInternalServerError, err.Error()
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		code = he.Code
+		if m, ok := he.Message.(string); ok {
+			msg = m
+		}
+	} else {
+		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+	}
+	if c.Request().Method == http.MethodHead {
+		c.NoContent(code)
+		return
+	}
+	if !strings.HasPrefix(c.Request().URL.Path, "/api/") && web.WantsHTML(c.Request()) {
+		web.ErrorPage(c, code, msg)
+		return
+	}
+	c.JSON(code, map[string]any{"error": msg, "code": code})
+}
+
+// recoverPanics turns a panic in a handler into a 500 answer.
+func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.Error("handler panic", "path", c.Request().URL.Path, "panic", r)
+				err = fmt.Errorf("internal error: %v", r)
+			}
+		}()
+		return next(c)
+	}
+}

@@ -1,0 +1,226 @@
+package api
+
+import (
+	"archive/tar"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"kinetoscope/analyze"
+	"kinetoscope/api/store"
+)
+
+// listRuns handles GET /api/v1/runs?limit=&offset=&label=k=v.
+func (s *Server) listRuns(c echo.Context) error {
+	opt, err := listOptions(c.QueryParams())
+	if err != nil {
+		return err
+	}
+	runs, total, err := s.ListRuns(c.Request().Context(), opt)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"runs": runs, "total": total, "limit": opt.Limit, "offset": opt.Offset}
+	if next := opt.Offset + len(runs); next < total {
+		q := c.QueryParams()
+		q.Set("offset", strconv.Itoa(next))
+		q.Set("limit", strconv.Itoa(opt.Limit))
+		out["next"] = "/api/v1/runs?" + q.Encode()
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// listOptions parses paging and label filters.
+func listOptions(q url.Values) (store.ListOptions, error) {
+	opt := store.ListOptions{Limit: 50, Labels: map[string]string{}}
+	for _, p := range []struct {
+		name string
+		dst  *int
+		max  int
+	}{{"limit", &opt.Limit, 500}, {"offset", &opt.Offset, 1 << 30}} {
+		v := q.Get(p.name)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > p.max || (p.name == "limit" && n == 0) {
+			return opt, echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad %s %q: want a whole number up to %d", p.name, v, p.max))
+		}
+		*p.dst = n
+	}
+	up := upload{labels: opt.Labels}
+	if err := up.addLabels(q["label"]); err != nil {
+		return opt, err
+	}
+	return opt, nil
+}
+
+// ListRuns returns a page of runs with the live progress of those being
+// analysed.
+func (s *Server) ListRuns(ctx context.Context, opt store.ListOptions) ([]*store.Run, int, error) {
+	runs, total, err := s.meta.List(ctx, opt)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, r := range runs {
+		s.withLive(r)
+	}
+	if runs == nil {
+		runs = []*store.Run{}
+	}
+	return runs, total, nil
+}
+
+func (s *Server) withLive(r *store.Run) {
+	if p, ok := s.liveOf(r.ID); ok && r.Status == store.StatusRunning {
+		r.Progress = p
+	}
+}
+
+// Run returns one run with its live progress.
+func (s *Server) Run(ctx context.Context, id string) (*store.Run, error) {
+	r, err := s.meta.Get(ctx, id)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	s.withLive(r)
+	return r, nil
+}
+
+// Report returns a run's decoded report.
+func (s *Server) Report(ctx context.Context, id string) (*analyze.Report, error) {
+	js, err := s.reportJSON(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var r analyze.Report
+	if err := json.Unmarshal(js, &r); err != nil {
+		return nil, fmt.Errorf("decode report of run %s: %w", id, err)
+	}
+	return &r, nil
+}
+
+// reportJSON returns the stored report, or an error saying why there is
+// none yet.
+func (s *Server) reportJSON(ctx context.Context, id string) ([]byte, error) {
+	run, err := s.Run(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	switch run.Status {
+	case store.StatusFailed:
+		return nil, echo.NewHTTPError(http.StatusUnprocessableEntity, fmt.Sprintf("run %s failed analysis: %s", id, run.Error))
+	case store.StatusQueued, store.StatusRunning:
+		return nil, echo.NewHTTPError(http.StatusConflict, fmt.Sprintf("run %s is %s (phase %s): no report yet", id, run.Status, run.Progress.Phase))
+	}
+	js, err := s.meta.Report(ctx, id)
+	return js, notFound(err)
+}
+
+// notFound turns store.ErrNotFound into a 404.
+func notFound(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return echo.NewHTTPError(http.StatusNotFound, err.Error())
+	}
+	return err
+}
+
+// getRun handles GET /api/v1/runs/{id}.
+func (s *Server) getRun(c echo.Context) error {
+	r, err := s.Run(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, r)
+}
+
+// getReport handles GET /api/v1/runs/{id}/report.
+func (s *Server) getReport(c echo.Context) error {
+	js, err := s.reportJSON(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, js)
+}
+
+// getTrace handles GET /api/v1/runs/{id}/trace: the uploaded file itself
+// when there is one (Perfetto opens it), else a tar of the files.
+func (s *Server) getTrace(c echo.Context) error {
+	ctx := c.Request().Context()
+	run, err := s.Run(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	s.extendDeadlines(c)
+	w := c.Response()
+	if len(run.Files) == 1 {
+		f := run.Files[0]
+		rc, err := s.blobs.Open(ctx, f.SHA256)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		w.Header().Set(echo.HeaderContentDisposition, attachment(f.Name))
+		w.Header().Set(echo.HeaderContentLength, strconv.FormatInt(f.Size, 10))
+		return c.Stream(http.StatusOK, contentTypes[f.Kind], rc)
+	}
+	w.Header().Set(echo.HeaderContentDisposition, attachment(run.ID+".tar"))
+	w.Header().Set(echo.HeaderContentType, "application/x-tar")
+	w.WriteHeader(http.StatusOK)
+	return s.writeTar(ctx, w, run)
+}
+
+var contentTypes = map[string]string{
+	kindJSON: "application/json", kindGzip: "application/gzip", kindTarGz: "application/gzip",
+	kindTar: "application/x-tar", kindZip: "application/zip",
+}
+
+func attachment(name string) string {
+	return `attachment; filename="` + strings.ReplaceAll(name, `"`, "_") + `"`
+}
+
+// writeTar writes a run's files as a tar stream.
+func (s *Server) writeTar(ctx context.Context, w io.Writer, run *store.Run) error {
+	tw := tar.NewWriter(w)
+	for _, f := range run.Files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.Name, Mode: 0o644, Size: f.Size, ModTime: run.Created}); err != nil {
+			return err
+		}
+		rc, err := s.blobs.Open(ctx, f.SHA256)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(tw, rc)
+		rc.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return tw.Close()
+}
+
+// deleteRun handles DELETE /api/v1/runs/{id}.
+func (s *Server) deleteRun(c echo.Context) error {
+	ctx := c.Request().Context()
+	id := c.Param("id")
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	orphans, err := s.meta.Delete(ctx, id)
+	if err != nil {
+		return notFound(err)
+	}
+	for _, sha := range orphans {
+		if err := s.blobs.Delete(ctx, sha); err != nil {
+			s.log.Warn("delete blob", "run", id, "sha256", sha, "err", err)
+		}
+	}
+	return c.NoContent(http.StatusNoContent)
+}

@@ -1,0 +1,199 @@
+// Package api is Kinetoscope's REST service and web page: it stores uploaded
+// traces, analyses them in the background and serves reports, charts and
+// diffs. It only wires the ingest, analyze and render packages together
+// (through Pipeline) over a store.Meta and a store.Blobs.
+package api
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"kinetoscope/analyze"
+	"kinetoscope/analyze/diff"
+	"kinetoscope/api/store"
+)
+
+// Config holds the server's settings. Zero fields take the defaults below.
+type Config struct {
+	// DataDir holds the database (runs.db), the blobs (blobs/) and the
+	// analysis work directories (work/).
+	DataDir string
+	// Token, when set, is required as "Authorization: Bearer TOKEN" on the
+	// write endpoints (POST, DELETE).
+	Token string
+	// MaxUploadBytes caps one upload request body (default 8 GiB).
+	MaxUploadBytes int64
+	// MaxUncompressedBytes caps the decompressed size of one gzip stream
+	// and of an archive (default 64 GiB).
+	MaxUncompressedBytes int64
+	// MaxRatio caps the decompression ratio of a gzip stream once it has
+	// inflated past 256 MiB (default 200; real traces compress 12-22x).
+	MaxRatio int64
+	// Workers is the number of analyses run at once (default 2): analysis
+	// memory grows with the trace, so this bounds the server's memory.
+	Workers int
+	// StallTimeout drops an upload that sends nothing for this long
+	// (default 60s); an upload that keeps sending may take as long as it
+	// needs.
+	StallTimeout time.Duration
+	// Logger receives the server's log; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+func (c *Config) defaults() {
+	if c.DataDir == "" {
+		c.DataDir = "kinetoscope-data"
+	}
+	if c.MaxUploadBytes <= 0 {
+		c.MaxUploadBytes = 8 << 30
+	}
+	if c.MaxUncompressedBytes <= 0 {
+		c.MaxUncompressedBytes = 64 << 30
+	}
+	if c.MaxRatio <= 0 {
+		c.MaxRatio = 200
+	}
+	if c.Workers <= 0 {
+		c.Workers = 2
+	}
+	if c.StallTimeout <= 0 {
+		c.StallTimeout = 60 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Progress is what a Pipeline reports while it analyses a run.
+type Progress struct {
+	Phase      string // reading or analyzing
+	Path       string // the file being read
+	Bytes      int64  // bytes of Path read so far
+	TotalBytes int64  // Path's size
+	Events     int64  // events of Path parsed so far
+}
+
+// Pipeline is the analysis the server runs; the real one is wire.Pipeline.
+type Pipeline struct {
+	// Analyze reads and analyses the trace file, profile directory or
+	// archive at path.
+	Analyze func(ctx context.Context, path string, progress func(Progress)) (*analyze.Report, error)
+	// ChartKinds lists the chart kinds of one run, the first being the main
+	// one.
+	ChartKinds []string
+	// Chart draws a chart of a report; format is "svg" or "png"; rank
+	// selects a rank for per-rank charts (-1: the first).
+	Chart func(r *analyze.Report, kind, format string, rank int) ([]byte, error)
+	// DiffChart draws the chart of a diff.
+	DiffChart func(d *diff.Diff, format string) ([]byte, error)
+}
+
+// Server is the Kinetoscope service.
+type Server struct {
+	cfg   Config
+	meta  store.Meta
+	blobs store.Blobs
+	pipe  Pipeline
+	log   *slog.Logger
+	echo  *echo.Echo
+	stats *metrics
+
+	// blobMu orders uploads (shared) against deletes (exclusive), so that a
+	// delete never removes a blob an upload is about to reference.
+	blobMu sync.RWMutex
+	// live holds the progress of runs being analysed.
+	liveMu sync.Mutex
+	live   map[string]*store.Progress
+
+	sem    chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Open opens (or creates) the embedded store in cfg.DataDir and returns a
+// server over it; runs left unfinished by a previous process are queued
+// again.
+func Open(cfg Config, pipe Pipeline) (*Server, error) {
+	cfg.defaults()
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	meta, err := store.OpenSQLite(filepath.Join(cfg.DataDir, "runs.db"))
+	if err != nil {
+		return nil, err
+	}
+	blobs, err := store.OpenDir(filepath.Join(cfg.DataDir, "blobs"))
+	if err != nil {
+		meta.Close()
+		return nil, err
+	}
+	return New(cfg, meta, blobs, pipe)
+}
+
+// New returns a server over the given stores.
+func New(cfg Config, meta store.Meta, blobs store.Blobs, pipe Pipeline) (*Server, error) {
+	cfg.defaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		cfg: cfg, meta: meta, blobs: blobs, pipe: pipe, log: cfg.Logger,
+		stats: newMetrics(), live: map[string]*store.Progress{},
+		sem: make(chan struct{}, cfg.Workers), ctx: ctx, cancel: cancel,
+	}
+	if err := os.RemoveAll(s.workRoot()); err != nil {
+		cancel()
+		return nil, fmt.Errorf("clean work dir: %w", err)
+	}
+	if err := s.routes(); err != nil {
+		cancel()
+		return nil, err
+	}
+	ids, err := meta.Unfinished(ctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	for _, id := range ids {
+		s.enqueue(id)
+	}
+	return s, nil
+}
+
+func (s *Server) workRoot() string { return filepath.Join(s.cfg.DataDir, "work") }
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Echo returns the echo instance (for listing routes).
+func (s *Server) Echo() *echo.Echo { return s.echo }
+
+// ConfigureHTTP sets hs's handler and timeouts. Read and write timeouts are
+// short; the upload and download handlers extend their own deadlines for as
+// long as data keeps flowing (see StallTimeout).
+func (s *Server) ConfigureHTTP(hs *http.Server) {
+	hs.Handler = s.echo
+	hs.ReadHeaderTimeout = 10 * time.Second
+	hs.ReadTimeout = 2 * time.Minute
+	hs.WriteTimeout = 2 * time.Minute
+	hs.IdleTimeout = 2 * time.Minute
+	hs.MaxHeaderBytes = 64 << 10
+}
+
+// ChartKinds lists the chart kinds of a run, the main one first.
+func (s *Server) ChartKinds() []string { return s.pipe.ChartKinds }
+
+// Close stops the background analyses (an unfinished run is analysed again
+// on the next start) and closes the store.
+func (s *Server) Close() error {
+	s.cancel()
+	s.wg.Wait()
+	return s.meta.Close()
+}

@@ -1,0 +1,131 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Dir is a Blobs kept in a directory: root/sha256/ab/abcdef... for the
+// blobs, root/tmp for uploads in progress.
+type Dir struct {
+	root string
+}
+
+// OpenDir returns the blob directory at root, creating it if needed, and
+// removes temporary files left by an interrupted process.
+func OpenDir(root string) (*Dir, error) {
+	d := &Dir{root: root}
+	if err := os.RemoveAll(d.tmpDir()); err != nil {
+		return nil, fmt.Errorf("clean %s: %w", d.tmpDir(), err)
+	}
+	for _, p := range []string{d.tmpDir(), filepath.Join(root, "sha256")} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return nil, fmt.Errorf("blob store: %w", err)
+		}
+	}
+	return d, nil
+}
+
+func (d *Dir) tmpDir() string { return filepath.Join(d.root, "tmp") }
+
+func (d *Dir) path(sha string) (string, error) {
+	if len(sha) != 64 {
+		return "", fmt.Errorf("blob %q: %w", sha, ErrNotFound)
+	}
+	if _, err := hex.DecodeString(sha); err != nil {
+		return "", fmt.Errorf("blob %q: %w", sha, ErrNotFound)
+	}
+	return filepath.Join(d.root, "sha256", sha[:2], sha), nil
+}
+
+// Put implements Blobs: it writes to a temporary file, syncs it and renames
+// it to its hash only when r ended cleanly.
+func (d *Dir) Put(ctx context.Context, r io.Reader) (string, int64, error) {
+	tmp, err := os.CreateTemp(d.tmpDir(), "upload-*")
+	if err != nil {
+		return "", 0, fmt.Errorf("blob store: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(tmp, h), ctxReader{ctx, r})
+	if err != nil {
+		return "", n, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return "", n, fmt.Errorf("blob store: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", n, fmt.Errorf("blob store: %w", err)
+	}
+	sha := hex.EncodeToString(h.Sum(nil))
+	dst, _ := d.path(sha)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", n, fmt.Errorf("blob store: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return "", n, fmt.Errorf("blob store: %w", err)
+	}
+	ok = true
+	return sha, n, nil
+}
+
+// Open implements Blobs.
+func (d *Dir) Open(ctx context.Context, sha string) (io.ReadCloser, error) {
+	p, err := d.Local(ctx, sha)
+	if err != nil {
+		return nil, err
+	}
+	return os.Open(p)
+}
+
+// Local implements Blobs.
+func (d *Dir) Local(ctx context.Context, sha string) (string, error) {
+	p, err := d.path(sha)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("blob %s: %w", sha, ErrNotFound)
+	} else if err != nil {
+		return "", fmt.Errorf("blob %s: %w", sha, err)
+	}
+	return p, nil
+}
+
+// Delete implements Blobs.
+func (d *Dir) Delete(ctx context.Context, sha string) error {
+	p, err := d.path(sha)
+	if err != nil {
+		return nil
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete blob %s: %w", sha, err)
+	}
+	return nil
+}
+
+// ctxReader stops reading once its context is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

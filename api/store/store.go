@@ -1,0 +1,115 @@
+// Package store keeps Kinetoscope's runs: their metadata, status and
+// reports in a database (Meta), and the uploaded trace files as
+// content-addressed blobs (Blobs).
+//
+// The two halves are interfaces so that a shared deployment can put the
+// metadata in PostgreSQL and the blobs in an S3-compatible object store; the
+// embedded implementations are SQLite (modernc.org/sqlite, pure Go) and a
+// directory of files named by their SHA-256.
+package store
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+// ErrNotFound is returned for a run or blob that does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Status is a run's state.
+type Status string
+
+// Run states. A run is created only once its files are complete, so it is
+// never half uploaded.
+const (
+	StatusQueued  Status = "queued"  // stored, waiting for analysis
+	StatusRunning Status = "running" // being analysed
+	StatusDone    Status = "done"    // report available
+	StatusFailed  Status = "failed"  // analysis failed; Error says why
+)
+
+// File is one uploaded file of a run.
+type File struct {
+	Name   string `json:"name"`   // the uploaded name, cleaned
+	SHA256 string `json:"sha256"` // hex content hash: the blob key
+	Size   int64  `json:"size"`
+	Kind   string `json:"kind"` // json, gzip, tar, tar.gz or zip
+}
+
+// Progress is how far a run's analysis has come.
+type Progress struct {
+	Phase     string `json:"phase"` // queued, reading, analyzing, done, failed
+	BytesRead int64  `json:"bytes_read"`
+	Bytes     int64  `json:"bytes_total"`
+	Events    int64  `json:"events"`
+}
+
+// Run is one uploaded profiling run.
+type Run struct {
+	ID       string            `json:"id"`
+	Name     string            `json:"name"`
+	Labels   map[string]string `json:"labels"`
+	Status   Status            `json:"status"`
+	Progress Progress          `json:"progress"`
+	Error    string            `json:"error,omitempty"`
+	Files    []File            `json:"files"`
+	Created  time.Time         `json:"created"`
+	Updated  time.Time         `json:"updated"`
+}
+
+// Size returns the total size of the run's files.
+func (r *Run) Size() int64 {
+	var n int64
+	for _, f := range r.Files {
+		n += f.Size
+	}
+	return n
+}
+
+// ListOptions selects a page of runs, newest first.
+type ListOptions struct {
+	Labels map[string]string // every pair must match
+	Limit  int
+	Offset int
+}
+
+// Meta stores runs, their status and reports.
+type Meta interface {
+	// Create adds a run whose files are already stored as blobs.
+	Create(ctx context.Context, r *Run) error
+	// Get returns a run by id, or ErrNotFound.
+	Get(ctx context.Context, id string) (*Run, error)
+	// List returns a page of runs and the number of runs that match.
+	List(ctx context.Context, opt ListOptions) ([]*Run, int, error)
+	// SetStatus records a run's status, progress and error text.
+	SetStatus(ctx context.Context, id string, st Status, p Progress, errText string) error
+	// SetReport stores the analysis report (JSON) and marks the run done.
+	SetReport(ctx context.Context, id string, report []byte, p Progress) error
+	// Report returns the stored report JSON, or ErrNotFound.
+	Report(ctx context.Context, id string) ([]byte, error)
+	// Delete removes a run and returns the blob hashes no run uses any more.
+	Delete(ctx context.Context, id string) (orphans []string, err error)
+	// Unfinished returns the ids of runs still queued or running, oldest
+	// first, so that they can be analysed again after a restart.
+	Unfinished(ctx context.Context) ([]string, error)
+	// Counts returns the number of runs in each status.
+	Counts(ctx context.Context) (map[Status]int, error)
+	// Close releases the store.
+	Close() error
+}
+
+// Blobs stores file contents under their SHA-256.
+type Blobs interface {
+	// Put stores r's contents and returns its hash and size. The blob
+	// appears only when r ended without error: a failed Put leaves nothing.
+	Put(ctx context.Context, r io.Reader) (sha string, size int64, err error)
+	// Open returns the blob's contents, or ErrNotFound.
+	Open(ctx context.Context, sha string) (io.ReadCloser, error)
+	// Local returns a local file path holding the blob (an object store
+	// would download it to a cache); the caller must not modify it.
+	Local(ctx context.Context, sha string) (string, error)
+	// Delete removes a blob; a missing blob is not an error.
+	Delete(ctx context.Context, sha string) error
+}

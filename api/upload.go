@@ -1,0 +1,340 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"kinetoscope/api/store"
+)
+
+// bodyTypes are the content types accepted for a single-file upload body.
+var bodyTypes = map[string]bool{
+	"application/json": true, "application/gzip": true, "application/x-gzip": true,
+	"application/octet-stream": true, "application/x-tar": true, "application/x-gtar": true,
+	"application/zip": true, "application/x-zip-compressed": true,
+}
+
+// createRun handles POST /api/v1/runs.
+func (s *Server) createRun(c echo.Context) error {
+	req := c.Request()
+	req.Body = http.MaxBytesReader(c.Response(), req.Body, s.cfg.MaxUploadBytes)
+	s.extendDeadlines(c)
+	ct, params, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
+	if req.Header.Get(echo.HeaderContentType) == "" {
+		ct, err = "application/octet-stream", nil
+	}
+	if err != nil {
+		return unsupportedType(req.Header.Get(echo.HeaderContentType))
+	}
+	up := upload{name: c.QueryParam("name"), labels: map[string]string{}}
+	if err := up.addLabels(c.QueryParams()["label"]); err != nil {
+		return err
+	}
+	s.blobMu.RLock()
+	defer s.blobMu.RUnlock()
+	switch {
+	case ct == "multipart/form-data":
+		err = s.readMultipart(req, params["boundary"], &up)
+	case bodyTypes[ct]:
+		err = s.readBody(req.Context(), req.Body, c.QueryParam("filename"), &up)
+	default:
+		return unsupportedType(ct)
+	}
+	if err != nil {
+		return s.uploadError(err)
+	}
+	run, err := s.newRun(req.Context(), &up)
+	if err != nil {
+		return err
+	}
+	s.stats.upload(run.Size())
+	s.enqueue(run.ID)
+	url := "/api/v1/runs/" + run.ID
+	c.Response().Header().Set(echo.HeaderLocation, url)
+	return c.JSON(http.StatusAccepted, map[string]any{
+		"id": run.ID, "status": run.Status, "status_url": url, "page_url": "/runs/" + run.ID, "run": run,
+	})
+}
+
+func unsupportedType(ct string) error {
+	return echo.NewHTTPError(http.StatusUnsupportedMediaType, fmt.Sprintf(
+		"unsupported content type %q: send a trace as application/json, application/gzip or application/octet-stream, "+
+			"an archive as application/x-tar or application/zip, or several files as multipart/form-data "+
+			"(curl: -H 'Content-Type: application/gzip' --data-binary @trace.json.gz, or -F file=@trace.json.gz)", ct))
+}
+
+// uploadError turns a storing error into an HTTP error.
+func (s *Server) uploadError(err error) error {
+	var ie *inputError
+	var mb *http.MaxBytesError
+	switch {
+	case errors.As(err, &ie):
+		s.stats.rejected()
+		return echo.NewHTTPError(ie.Code, ie.Msg)
+	case errors.As(err, &mb):
+		s.stats.rejected()
+		return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
+			fmt.Sprintf("upload larger than %d bytes (the server's --max-upload)", mb.Limit))
+	}
+	s.stats.rejected()
+	return echo.NewHTTPError(http.StatusBadRequest, "upload failed: "+err.Error())
+}
+
+// upload collects what one request sent.
+type upload struct {
+	name   string
+	labels map[string]string
+	files  []store.File
+}
+
+// addLabels parses "key=value" labels (several may be comma-separated).
+func (u *upload) addLabels(vals []string) error {
+	for _, v := range vals {
+		for _, kv := range strings.Split(v, ",") {
+			kv = strings.TrimSpace(kv)
+			if kv == "" {
+				continue
+			}
+			k, val, ok := strings.Cut(kv, "=")
+			if !ok || strings.TrimSpace(k) == "" || len(kv) > 256 {
+				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad label %q: want key=value", kv))
+			}
+			u.labels[strings.TrimSpace(k)] = strings.TrimSpace(val)
+		}
+	}
+	return nil
+}
+
+// readBody stores a single-file request body.
+func (s *Server) readBody(ctx context.Context, body io.Reader, name string, up *upload) error {
+	f, err := s.storeFile(ctx, body, name)
+	if err != nil {
+		return err
+	}
+	up.files = append(up.files, f)
+	return nil
+}
+
+// readMultipart stores each file part and reads the name and label fields.
+func (s *Server) readMultipart(req *http.Request, boundary string, up *upload) error {
+	if boundary == "" {
+		return badInput("multipart body without a boundary")
+	}
+	mr := multipart.NewReader(req.Body, boundary)
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return badInput("bad multipart body: %v", err)
+		}
+		if err := s.readPart(req.Context(), part, up); err != nil {
+			return err
+		}
+	}
+	if len(up.files) == 0 {
+		return badInput("multipart body holds no file: send the trace(s) as file parts (curl -F file=@trace.json.gz)")
+	}
+	if len(up.files) > 1 {
+		for _, f := range up.files {
+			if f.Kind != kindJSON && f.Kind != kindGzip {
+				return badInput("%s: an archive must be uploaded alone, not with other files", f.Name)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Server) readPart(ctx context.Context, part *multipart.Part, up *upload) error {
+	defer part.Close()
+	if part.FileName() != "" {
+		return s.readBody(ctx, part, part.FileName(), up)
+	}
+	val, err := io.ReadAll(io.LimitReader(part, 4097))
+	if err != nil {
+		return badInput("bad multipart field %q: %v", part.FormName(), err)
+	}
+	if len(val) > 4096 {
+		return badInput("multipart field %q is too long", part.FormName())
+	}
+	switch part.FormName() {
+	case "name":
+		up.name = strings.TrimSpace(string(val))
+	case "labels", "label":
+		return up.addLabels([]string{string(val)})
+	}
+	return nil
+}
+
+// storeFile streams one file to the blob store while validating it; the
+// blob exists only if the whole file arrived and passed.
+func (s *Server) storeFile(ctx context.Context, r io.Reader, name string) (store.File, error) {
+	name = cleanName(name)
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, err := br.Peek(512)
+	if len(head) == 0 {
+		if err != nil && err != io.EOF {
+			return store.File{}, err
+		}
+		return store.File{}, badInput("%s: empty body: nothing to analyse", displayName(name))
+	}
+	kind := sniffKind(head)
+	lim := limits{maxUncompressed: s.cfg.MaxUncompressedBytes, maxRatio: s.cfg.MaxRatio}
+	pr, pw := io.Pipe()
+	type result struct {
+		kind string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		k, err := lim.validate(displayName(name), kind, pr)
+		if err != nil {
+			pr.CloseWithError(err)
+		} else {
+			io.Copy(io.Discard, pr)
+		}
+		done <- result{k, err}
+	}()
+	sha, size, perr := s.blobs.Put(ctx, io.TeeReader(br, pw))
+	pw.CloseWithError(perr)
+	res := <-done
+	if perr != nil {
+		return store.File{}, perr // the validator's error when it stopped first
+	}
+	if res.err != nil {
+		s.blobs.Delete(ctx, sha) // content that fails is never a valid run's blob
+		return store.File{}, res.err
+	}
+	f := store.File{Name: name, SHA256: sha, Size: size, Kind: res.kind}
+	if f.Name == "" {
+		f.Name = "upload" + kindExt[f.Kind]
+	}
+	if kind == kindZip {
+		if err := s.checkZip(ctx, f); err != nil {
+			return store.File{}, err
+		}
+	}
+	return f, nil
+}
+
+// checkZip validates a stored zip archive, removing it if it fails.
+func (s *Server) checkZip(ctx context.Context, f store.File) error {
+	p, err := s.blobs.Local(ctx, f.SHA256)
+	if err != nil {
+		return err
+	}
+	lim := limits{maxUncompressed: s.cfg.MaxUncompressedBytes, maxRatio: s.cfg.MaxRatio}
+	if err := lim.validateZip(f.Name, p); err != nil {
+		s.blobs.Delete(ctx, f.SHA256)
+		return err
+	}
+	return nil
+}
+
+// cleanName keeps an uploaded file's name and the relative directories
+// above it (a profile directory's capture_traces/ matters), each component
+// without odd characters, "." or "..".
+func cleanName(name string) string {
+	var parts []string
+	for _, part := range strings.Split(strings.ReplaceAll(name, "\\", "/"), "/") {
+		if part = cleanComponent(part); part != "" {
+			parts = append(parts, part)
+		}
+	}
+	if len(parts) > 8 {
+		parts = parts[len(parts)-8:]
+	}
+	return strings.Join(parts, "/")
+}
+
+// cleanComponent sanitises one path component.
+func cleanComponent(part string) string {
+	b := []byte(part)
+	for i, c := range b {
+		if !(c == '.' || c == '-' || c == '_' || c == '#' || c == '+' ||
+			c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 200 {
+		b = b[len(b)-200:]
+	}
+	return strings.TrimLeft(string(b), ".")
+}
+
+func displayName(name string) string {
+	if name == "" {
+		return "upload"
+	}
+	return name
+}
+
+// newRun records a complete upload as a queued run.
+func (s *Server) newRun(ctx context.Context, up *upload) (*store.Run, error) {
+	now := time.Now().UTC()
+	run := &store.Run{
+		ID: newID(), Name: up.name, Labels: up.labels, Status: store.StatusQueued,
+		Files: up.files, Created: now, Updated: now,
+	}
+	if run.Name == "" {
+		run.Name = up.files[0].Name
+		if len(up.files) > 1 {
+			run.Name += fmt.Sprintf(" (+%d files)", len(up.files)-1)
+		}
+	}
+	run.Progress = store.Progress{Phase: "queued", Bytes: run.Size()}
+	if err := s.meta.Create(ctx, run); err != nil {
+		return nil, fmt.Errorf("record run: %w", err)
+	}
+	return run, nil
+}
+
+// newID returns a new run id: 16 random hex digits.
+func newID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// extendDeadlines lets a long upload or download run past the server's
+// read and write timeouts while data keeps flowing: every read of the body
+// pushes the read deadline StallTimeout ahead.
+func (s *Server) extendDeadlines(c echo.Context) {
+	rc := http.NewResponseController(c.Response())
+	push := func() {
+		t := time.Now().Add(s.cfg.StallTimeout)
+		rc.SetReadDeadline(t)
+		rc.SetWriteDeadline(t.Add(s.cfg.StallTimeout))
+	}
+	push()
+	req := c.Request()
+	req.Body = &deadlineBody{ReadCloser: req.Body, push: push}
+}
+
+// deadlineBody calls push at most once a second while it is read.
+type deadlineBody struct {
+	io.ReadCloser
+	push func()
+	last time.Time
+}
+
+func (d *deadlineBody) Read(p []byte) (int, error) {
+	if now := time.Now(); now.Sub(d.last) > time.Second {
+		d.last = now
+		d.push()
+	}
+	return d.ReadCloser.Read(p)
+}

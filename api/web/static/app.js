@@ -1,0 +1,77 @@
+// Kinetoscope web page: upload with progress, and live run status.
+"use strict";
+
+function uploadForm(form) {
+  const bar = document.getElementById("upload-progress");
+  const status = document.getElementById("upload-status");
+  const button = document.getElementById("upload-submit");
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const data = new FormData(form);
+    const token = data.get("token");
+    data.delete("token");
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", form.action);
+    xhr.setRequestHeader("Accept", "application/json");
+    if (token) xhr.setRequestHeader("Authorization", "Bearer " + token);
+    xhr.upload.addEventListener("progress", (e) => {
+      if (!e.lengthComputable) return;
+      bar.value = Math.round(100 * e.loaded / e.total);
+      status.textContent = "uploading " + bar.value + "%";
+    });
+    xhr.addEventListener("load", () => {
+      let body = {};
+      try { body = JSON.parse(xhr.responseText); } catch (e) { body = { error: xhr.responseText }; }
+      if (xhr.status === 202 && body.page_url) {
+        status.textContent = "uploaded: analysing";
+        window.location.assign(body.page_url);
+        return;
+      }
+      button.disabled = false;
+      bar.hidden = true;
+      status.textContent = "upload refused (" + xhr.status + "): " + (body.error || xhr.statusText);
+      status.className = "error";
+    });
+    xhr.addEventListener("error", () => {
+      button.disabled = false;
+      status.textContent = "upload failed: the connection broke";
+      status.className = "error";
+    });
+    button.disabled = true;
+    bar.hidden = false;
+    bar.value = 0;
+    status.className = "";
+    status.textContent = "uploading";
+    xhr.send(data);
+  });
+}
+
+function watchRun(box) {
+  const id = box.dataset.run;
+  const tick = async () => {
+    try {
+      const r = await fetch("/api/v1/runs/" + encodeURIComponent(id), { headers: { Accept: "application/json" } });
+      if (r.ok) {
+        const run = await r.json();
+        if (run.status === "done" || run.status === "failed") {
+          window.location.replace(window.location.href);
+          return;
+        }
+        const p = run.progress || {};
+        document.getElementById("progress-phase").textContent = p.phase || run.status;
+        document.getElementById("progress-bytes").textContent = (p.bytes_read || 0).toLocaleString() + " bytes";
+        document.getElementById("progress-events").textContent = (p.events || 0).toLocaleString();
+        if (p.bytes_total) document.getElementById("progress-bar").value = Math.min(100, Math.round(100 * (p.bytes_read || 0) / p.bytes_total));
+      }
+    } catch (e) { /* keep polling */ }
+    setTimeout(tick, 700);
+  };
+  setTimeout(tick, 500);
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const form = document.getElementById("upload-form");
+  if (form) uploadForm(form);
+  const box = document.getElementById("run-progress");
+  if (box) watchRun(box);
+});

@@ -1,0 +1,169 @@
+package web
+
+import (
+	"fmt"
+	"html/template"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"kinetoscope/analyze"
+	"kinetoscope/render"
+)
+
+// funcs are the template functions.
+var funcs = template.FuncMap{
+	"ms":    msText,
+	"pct":   func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + "%" },
+	"num":   numText,
+	"bytes": bytesText,
+	"when":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"short": func(s string, n int) string {
+		if len(s) <= n {
+			return s
+		}
+		return s[:n-1] + "…"
+	},
+	"percentOf": func(a, b int64) int {
+		if b <= 0 {
+			return 0
+		}
+		return int(math.Min(100, 100*float64(a)/float64(b)))
+	},
+}
+
+// msText prints microseconds as milliseconds, or microseconds when small.
+func msText(us float64) string {
+	if math.Abs(us) < 1000 {
+		return strconv.FormatFloat(us, 'f', 1, 64) + " µs"
+	}
+	return strconv.FormatFloat(us/1000, 'f', 2, 64) + " ms"
+}
+
+func numText(v float64) string {
+	if v == math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+func bytesText(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// runView is what the run page shows of a report.
+type runView struct {
+	Headline string
+	Ranks    []rankRow
+	Rank     *analyze.Rank // the selected rank
+	RankNum  int
+	Phase    string // decode, prefill or all steps
+	Buckets  []bucketRow
+	Top      []analyze.KernelStat
+	HasComm  bool
+}
+
+// rankRow is one line of the per-rank table.
+type rankRow struct {
+	Rank     int
+	Device   string
+	File     string
+	Source   string
+	Decode   int
+	Prefill  int
+	KernelUS float64 // per decode step
+	SpanUS   float64 // mean decode span
+	Comm     *analyze.Comm
+	Selected bool
+}
+
+// bucketRow is one bucket of the selected rank's phase.
+type bucketRow struct {
+	Label string
+	Group analyze.Group
+	analyze.BucketShare
+}
+
+// newRunView selects a rank (the query's "rank", else the first) and lays
+// out its tables.
+func newRunView(r *analyze.Report, rankQuery string) *runView {
+	v := &runView{Headline: render.HeadlineText(r)}
+	if len(r.Ranks) == 0 {
+		return v
+	}
+	sel := 0
+	if n, err := strconv.Atoi(rankQuery); err == nil {
+		for i := range r.Ranks {
+			if r.Ranks[i].Rank == n {
+				sel = i
+			}
+		}
+	}
+	for i := range r.Ranks {
+		rk := &r.Ranks[i]
+		row := rankRow{Rank: rk.Rank, Device: rk.Device, File: rk.File, Source: rk.StepSource,
+			Decode: rk.Decode.Steps, KernelUS: rk.Decode.KernelPerStepUS, SpanUS: rk.Decode.SpanMeanUS,
+			Comm: rk.Decode.Comm, Selected: i == sel}
+		if rk.Prefill != nil {
+			row.Prefill = rk.Prefill.Steps
+		}
+		v.HasComm = v.HasComm || row.Comm != nil
+		v.Ranks = append(v.Ranks, row)
+	}
+	v.Rank = &r.Ranks[sel]
+	v.RankNum = v.Rank.Rank
+	v.Phase, v.Buckets = phaseBuckets(r, v.Rank)
+	v.Top = topKernels(v.Rank, 15)
+	return v
+}
+
+// phaseBuckets returns the rank's decode buckets, or prefill's when there
+// is no decode step, in display order, without empty buckets.
+func phaseBuckets(r *analyze.Report, rk *analyze.Rank) (string, []bucketRow) {
+	ph, name := &rk.Decode, "decode"
+	if ph.Steps == 0 && rk.Prefill != nil && rk.Prefill.Steps > 0 {
+		ph, name = rk.Prefill, "prefill"
+	}
+	buckets := r.Buckets
+	if len(buckets) == 0 {
+		buckets = analyze.Buckets()
+	}
+	var rows []bucketRow
+	for _, b := range buckets {
+		s, ok := ph.Buckets[b.ID]
+		if !ok || (s.US == 0 && s.Count == 0) {
+			continue
+		}
+		rows = append(rows, bucketRow{Label: b.Label, Group: b.Group, BucketShare: s})
+	}
+	return name, rows
+}
+
+// topKernels merges the rank's per-bucket top kernels, longest first.
+func topKernels(rk *analyze.Rank, n int) []analyze.KernelStat {
+	var all []analyze.KernelStat
+	for _, ks := range rk.TopKernels {
+		all = append(all, ks...)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].US != all[j].US {
+			return all[i].US > all[j].US
+		}
+		return strings.Compare(all[i].Name, all[j].Name) < 0
+	})
+	if len(all) > n {
+		all = all[:n]
+	}
+	return all
+}

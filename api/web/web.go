@@ -1,0 +1,194 @@
+// Package web serves Kinetoscope's web page: server-rendered HTML
+// (html/template) with embedded assets and nothing loaded from the internet.
+// Every page keeps its state in the URL query, so the back button and
+// shared links work.
+package web
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"kinetoscope/analyze"
+	"kinetoscope/analyze/diff"
+	"kinetoscope/api/store"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Backend is what the pages show: the server's runs, reports and diffs.
+type Backend interface {
+	ListRuns(ctx context.Context, opt store.ListOptions) ([]*store.Run, int, error)
+	Run(ctx context.Context, id string) (*store.Run, error)
+	Report(ctx context.Context, id string) (*analyze.Report, error)
+	Diff(ctx context.Context, baseID, headID string) (*diff.Diff, error)
+	ChartKinds() []string
+}
+
+// Pages serves the web page.
+type Pages struct {
+	b         Backend
+	needToken bool
+	tmpl      map[string]*template.Template
+}
+
+// pageNames are the page templates; each is parsed with layout.html.
+var pageNames = []string{"index", "run", "diff", "error"}
+
+// New parses the templates. needToken shows a token field on the upload
+// form.
+func New(b Backend, needToken bool) (*Pages, error) {
+	p := &Pages{b: b, needToken: needToken, tmpl: map[string]*template.Template{}}
+	for _, name := range pageNames {
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("web template %s: %w", name, err)
+		}
+		p.tmpl[name] = t
+	}
+	return p, nil
+}
+
+// Register adds the page routes to e.
+func (p *Pages) Register(e *echo.Echo) {
+	static, _ := fs.Sub(staticFS, "static")
+	e.GET("/", p.index)
+	e.GET("/runs/:id", p.run)
+	e.GET("/diff", p.diff)
+	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServer(http.FS(static)))))
+}
+
+// render executes a page template into the response.
+func (p *Pages) render(c echo.Context, code int, name string, data map[string]any) error {
+	data["NeedToken"] = p.needToken
+	var buf bytes.Buffer
+	if err := p.tmpl[name].Execute(&buf, data); err != nil {
+		return fmt.Errorf("page %s: %w", name, err)
+	}
+	return c.HTMLBlob(code, buf.Bytes())
+}
+
+// index shows the run list, the upload form and the diff picker.
+func (p *Pages) index(c echo.Context) error {
+	q := c.QueryParams()
+	opt := store.ListOptions{Limit: 25, Labels: map[string]string{}}
+	if off, err := strconv.Atoi(q.Get("offset")); err == nil && off > 0 {
+		opt.Offset = off
+	}
+	label := strings.TrimSpace(q.Get("label"))
+	if k, v, ok := strings.Cut(label, "="); ok {
+		opt.Labels[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	runs, total, err := p.b.ListRuns(c.Request().Context(), opt)
+	if err != nil {
+		return err
+	}
+	data := map[string]any{"Title": "Runs", "Runs": runs, "Total": total, "Label": label}
+	if opt.Offset > 0 {
+		data["Prev"] = pageLink(label, max(0, opt.Offset-opt.Limit))
+	}
+	if opt.Offset+len(runs) < total {
+		data["Next"] = pageLink(label, opt.Offset+len(runs))
+	}
+	data["From"], data["To"] = opt.Offset+1, opt.Offset+len(runs)
+	return p.render(c, http.StatusOK, "index", data)
+}
+
+// pageLink returns the run list URL of a page.
+func pageLink(label string, offset int) string {
+	v := url.Values{}
+	if label != "" {
+		v.Set("label", label)
+	}
+	if offset > 0 {
+		v.Set("offset", strconv.Itoa(offset))
+	}
+	if len(v) == 0 {
+		return "/"
+	}
+	return "/?" + v.Encode()
+}
+
+// run shows one run: its status while it is analysed, then its report.
+func (p *Pages) run(c echo.Context) error {
+	ctx := c.Request().Context()
+	run, err := p.b.Run(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	data := map[string]any{"Title": run.Name, "Run": run}
+	if run.Status != store.StatusDone {
+		return p.render(c, http.StatusOK, "run", data)
+	}
+	rep, err := p.b.Report(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	view := newRunView(rep, c.QueryParam("rank"))
+	data["Report"], data["View"], data["Kinds"] = rep, view, p.b.ChartKinds()
+	return p.render(c, http.StatusOK, "run", data)
+}
+
+// diff shows the diff picker and, with base and head, their diff.
+func (p *Pages) diff(c echo.Context) error {
+	ctx := c.Request().Context()
+	runs, _, err := p.b.ListRuns(ctx, store.ListOptions{Limit: 200})
+	if err != nil {
+		return err
+	}
+	var done []*store.Run
+	for _, r := range runs {
+		if r.Status == store.StatusDone {
+			done = append(done, r)
+		}
+	}
+	base, head := c.QueryParam("base"), c.QueryParam("head")
+	data := map[string]any{"Title": "Diff", "Runs": done, "Base": base, "Head": head}
+	if base != "" && head != "" {
+		d, err := p.b.Diff(ctx, base, head)
+		if err != nil {
+			data["Error"] = errorText(err)
+		} else {
+			data["Diff"] = d
+			data["Query"] = template.URL(url.Values{"base": {base}, "head": {head}}.Encode())
+		}
+	}
+	return p.render(c, http.StatusOK, "diff", data)
+}
+
+// errorText returns an error's message, without echo's "code=..." prefix.
+func errorText(err error) string {
+	if he, ok := err.(*echo.HTTPError); ok {
+		return fmt.Sprint(he.Message)
+	}
+	return err.Error()
+}
+
+// WantsHTML reports whether a request comes from a browser page.
+func WantsHTML(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+// ErrorPage answers with an HTML error page.
+func ErrorPage(c echo.Context, code int, msg string) {
+	var buf bytes.Buffer
+	t, _ := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/error.html")
+	if t == nil || t.Execute(&buf, map[string]any{"Title": http.StatusText(code), "Code": code, "Message": msg}) != nil {
+		c.String(code, msg)
+		return
+	}
+	c.HTMLBlob(code, buf.Bytes())
+}
