@@ -44,3 +44,181 @@ func analyzePublic(t testing.TB, name string, opt Options) *Report {
 	}
 	return r
 }
+
+func TestPublicTracesAnalyze(t *testing.T) {
+	files, err := filepath.Glob(publicTrace(t, "*.json.gz"))
+	if err != nil || len(files) < 10 {
+		t.Fatalf("public traces: %v, %d files", err, len(files))
+	}
+	for _, f := range files {
+		set, err := ingest.Open(f, ingest.Options{})
+		if err != nil {
+			t.Fatalf("open %s: %v", f, err)
+		}
+		r, err := Analyze(set, Options{})
+		if err != nil {
+			t.Errorf("analyze %s: %v", f, err)
+			continue
+		}
+		if len(r.Ranks) != len(set.Traces) {
+			t.Errorf("%s: %d ranks for %d traces", f, len(r.Ranks), len(set.Traces))
+		}
+		for _, rk := range r.Ranks {
+			var ev int
+			for _, s := range rk.Steps {
+				ev += s.Kernels
+			}
+			if ev+rk.Outside.Count == 0 {
+				t.Errorf("%s rank %d: no GPU event analysed", f, rk.Rank)
+			}
+		}
+	}
+}
+
+// TestFullGraphDecodeStep: one decode step of batch 32 that holds every
+// kernel of the graph replay, although they run after the CPU annotation.
+func TestFullGraphDecodeStep(t *testing.T) {
+	name := "tracelens-vllm-decode-full-graph.json.gz"
+	set, err := ingest.Open(publicTrace(t, name), ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := set.Traces[0]
+	var graphCorr int64 = -1
+	for _, l := range tr.Launches.All() {
+		if tr.Name(l.Name) == "hipGraphLaunch" {
+			graphCorr = l.Correlation
+		}
+	}
+	replayed := 0
+	for _, ev := range tr.GPU.All() {
+		if ev.Correlation == graphCorr {
+			replayed++
+		}
+	}
+	if replayed < 400 {
+		t.Fatalf("graph replay has %d kernels, want > 400", replayed)
+	}
+	r, err := Analyze(set, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rk := r.Ranks[0]
+	if len(rk.Steps) != 1 || rk.Decode.Steps != 1 {
+		t.Fatalf("steps %d, decode %d; want 1 decode step", len(rk.Steps), rk.Decode.Steps)
+	}
+	s := rk.Steps[0]
+	if s.Phase != PhaseDecode || s.Batch != 32 || s.GraphLaunches != 1 || s.Kernels != tr.GPU.Len() || rk.Outside.Count != 0 {
+		t.Errorf("step: %s batch %d graphs %d kernels %d of %d, outside %d", s.Phase, s.Batch, s.GraphLaunches, s.Kernels, tr.GPU.Len(), rk.Outside.Count)
+	}
+	if s.Kernels < replayed {
+		t.Errorf("step holds %d events, fewer than the %d replayed", s.Kernels, replayed)
+	}
+}
+
+// TestPiecewiseMixedStep: the piecewise trace's one annotation schedules 9
+// prefill and 37 decode requests in one step of 8192 tokens and 25 graph
+// launches.
+func TestPiecewiseMixedStep(t *testing.T) {
+	rk := analyzePublic(t, "tracelens-vllm-prefilldecode-piecewise.json.gz", Options{}).Ranks[0]
+	if len(rk.Steps) != 1 {
+		t.Fatalf("%d steps, want 1", len(rk.Steps))
+	}
+	s := rk.Steps[0]
+	if s.Phase != PhaseMixed || s.Batch != 46 || s.Tokens != 8192 || s.GraphLaunches != 25 {
+		t.Errorf("step: %s batch %d tokens %d graphs %d; want mixed 46 8192 25", s.Phase, s.Batch, s.Tokens, s.GraphLaunches)
+	}
+}
+
+// TestSGLangSteps: the SGLang traces' step[...] annotations give a DECODE
+// step of batch 32 and an EXTEND (prefill) step; the vLLM-style annotation
+// that TraceLens's SGLang also writes, tried first, agrees.
+func TestSGLangSteps(t *testing.T) {
+	tests := []struct {
+		file         string
+		phase        string
+		batch, token int
+	}{
+		{"tracelens-sglang-qwen3-8b-decode.json.gz", PhaseDecode, 32, 0},
+		{"tracelens-sglang-qwen3-8b-prefilldecode.json.gz", PhasePrefill, 15, 15360},
+	}
+	for _, tt := range tests {
+		set, err := ingest.Open(publicTrace(t, tt.file), ingest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		marks, src := findSteps(set.Traces[0], []stepFinder{{SourceSGLang, parseSGLang}})
+		if src != SourceSGLang || len(marks) != 1 || marks[0].phase != tt.phase || marks[0].batch != tt.batch || marks[0].tokens != tt.token {
+			t.Errorf("%s: SGLang steps %+v", tt.file, marks)
+		}
+		r, err := Analyze(set, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rk := r.Ranks[0]
+		if len(rk.Steps) != 1 || rk.Steps[0].Phase != tt.phase || rk.Steps[0].Batch != tt.batch {
+			t.Errorf("%s: steps %+v", tt.file, rk.Steps)
+		}
+		if tt.phase == PhaseDecode && (rk.Decode.Steps != 1 || r.Headline.Phase != PhaseDecode) {
+			t.Errorf("%s: decode %d steps, headline %+v", tt.file, rk.Decode.Steps, r.Headline)
+		}
+	}
+}
+
+// TestRCCLGenericNamed: RCCL's ncclDevKernel_Generic kernels take their
+// collective from their args or record_param_comms op: 6 AllReduce and 6
+// Broadcast. The 5 launched before the profiler started have neither, and
+// stay comm_other.
+func TestRCCLGenericNamed(t *testing.T) {
+	set, err := ingest.Open(publicTrace(t, "tracelens-mi300-resnet-rccl.json.gz"), ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Analyze(set, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[BucketID]int{}
+	for _, s := range r.Ranks[0].Steps {
+		for id, b := range s.Buckets {
+			got[id] += b.Count
+		}
+	}
+	if got[AllReduce] != 6 || got[Broadcast] != 6 || got[CommOther] != 5 {
+		t.Errorf("collective buckets: %v; want 6 allreduce, 6 broadcast, 5 comm_other", got)
+	}
+	tr := set.Traces[0]
+	li := newLaunchIndex(tr)
+	cls, _ := NewClassifier(nil)
+	for _, ev := range tr.GPU.All() {
+		if tr.Name(ev.Name) != "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)" {
+			continue
+		}
+		b := cls.Classify(tr, ev)
+		if linked := li.find(ev.Correlation) >= 0; linked != (b == AllReduce || b == Broadcast) {
+			t.Errorf("Generic kernel at %d (launch in trace: %v) in %s", ev.Start, linked, b)
+		}
+	}
+}
+
+// TestOtherShareOnInference: on the public inference traces, less than 2%
+// of the kernel time of the headline steps is unclassified.
+func TestOtherShareOnInference(t *testing.T) {
+	for _, f := range []string{
+		"tracelens-vllm-decode-full-graph.json.gz",
+		"tracelens-vllm-prefilldecode-piecewise.json.gz",
+		"tracelens-sglang-qwen3-8b-decode.json.gz",
+		"tracelens-sglang-qwen3-8b-prefilldecode.json.gz",
+		"tracelens-h100-qwen1.5-0.5b.json.gz",
+		"tracelens-mi300-qwen1.5-0.5b.json.gz",
+	} {
+		rk := analyzePublic(t, f, Options{}).Ranks[0]
+		ph := rk.Decode
+		if ph.Steps == 0 {
+			ph = aggregate(rk.Steps, func(*Step) bool { return true })
+		}
+		if o := ph.Buckets[Other].ShareOfKernel; o >= 2 {
+			t.Errorf("%s: other is %.2f%% of kernel time; unclassified: %+v", f, o, rk.Unclassified)
+		}
+	}
+}
