@@ -49,10 +49,10 @@ func TestAnalyzeHandTrace(t *testing.T) {
 	}
 	type bk = map[BucketID]BucketStat
 	want := []struct {
-		phase                           string
-		kernel, busy, span, idle        float64
-		events, graphs                  int
-		buckets                         bk
+		phase                    string
+		kernel, busy, span, idle float64
+		events, graphs           int
+		buckets                  bk
 	}{
 		{PhasePrefill, 510, 510, 610, 100, 3, 0, bk{GEMM: {300, 1}, AllReduce: {200, 1}, Sampling: {10, 1}}},
 		{PhaseDecode, 210, 160, 260, 100, 4, 1, bk{Elementwise: {10, 1}, GEMM: {100, 1}, Norm: {90, 1}, Sampling: {10, 1}}},
@@ -109,7 +109,7 @@ func TestCollectiveNames(t *testing.T) {
 	generic := "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)"
 	// by External id
 	c := b.launch("hipExtLaunchKernel", 100)
-	tr.Launches.At(int(c-1)).ExternalID = 77
+	tr.Launches.At(int(c - 1)).ExternalID = 77
 	tr.CommOps.Append(ingest.CommOp{Start: 90, Dur: 5, ExternalID: 77, Args: ingest.CollectiveArgs{Name: b.id("allreduce")}})
 	b.kernel(generic, ingest.KindKernel, c, 1000, 10)
 	// by a record_param_comms op holding the launch
