@@ -118,6 +118,7 @@ func Align(traces []*ingest.Trace, classify Classifier, opt Options) (*Alignment
 	a := &Alignment{Ranks: make([]*RankComm, len(traces)), Warnings: warn}
 	for i := range traces {
 		a.Ranks[i] = newRankComm(ranks[i], in.counts[i])
+		a.Ranks[i].TimeBaseNS = in.bases[i]
 	}
 	if len(traces) == 1 {
 		a.Clock, a.Note = ClockSingle, SingleRankNote

@@ -71,8 +71,7 @@ func (m *matcher) run(a *Alignment) {
 			a.Mismatches = append(a.Mismatches, msg)
 		}
 	}
-	for i, r := range a.Ranks {
-		r.TimeBaseNS = m.in.bases[i]
+	for _, r := range a.Ranks {
 		r.sortSplits()
 	}
 	for _, s := range m.late {
@@ -102,22 +101,28 @@ func (m *matcher) pairAll() {
 }
 
 // decide chooses between a shared clock and an estimated offset for the
-// rank pair key: shared when the ends agree, without offset, for every
-// pairable collective, or for at least half of them and no fewer than with
-// the estimated offset. Periodic runs make an offset of whole periods look
-// like a shared clock; comparing the two keeps the better pairing.
+// rank pair key. Either must pair at least half of the pairable
+// collectives; a shared clock wins when it pairs all of them, or no fewer
+// than the estimate (periodic runs make an offset of whole periods look
+// like a shared clock: comparing the two keeps the better pairing). When
+// neither does, the pair's clocks stay unrelated and nothing is paired.
 func (m *matcher) decide(key [2]int, c *pairClock) {
 	if c.possible > 0 && c.paired == c.possible {
 		c.shared = true
 		return
 	}
 	zero := m.pairingsOf(key)
-	if !m.estimate(key, c) {
-		c.shared = c.paired > 0 && 2*c.paired >= c.possible
-		return
-	}
-	if 2*c.paired >= c.possible && c.paired >= c.estPaired {
+	estOK := m.estimate(key, c) && 2*c.estPaired >= c.possible
+	zeroOK := c.paired > 0 && 2*c.paired >= c.possible
+	switch {
+	case zeroOK && (!estOK || c.paired >= c.estPaired):
 		c.shared, c.estimated, c.off, c.tol = true, false, 0, 0
+		m.setPairings(key, zero)
+	case !estOK:
+		c.estimated, c.off, c.tol = false, 0, 0
+		for i := range zero {
+			zero[i] = newPairing(len(zero[i].toB))
+		}
 		m.setPairings(key, zero)
 	}
 }

@@ -142,7 +142,7 @@ func (m *matcher) reason(p *plan) string {
 	s := p.seq
 	switch {
 	case len(p.missing) > 0:
-		return fmt.Sprintf("; no trace for member rank(s) %v, so none can be split", p.missing)
+		return fmt.Sprintf("; no trace for member rank(s) %s, so none can be split", rankRanges(p.missing))
 	case len(p.parts) == 1 && !m.splittable(p):
 		return fmt.Sprintf("; only rank %d has them", m.in.ranks[p.parts[0]])
 	}
@@ -156,4 +156,25 @@ func (m *matcher) reason(p *plan) string {
 		}
 	}
 	return "; no counterpart ending at the same time on the other rank(s)"
+}
+
+// rankRanges writes sorted ranks compactly: "2-5 7".
+func rankRanges(ranks []int) string {
+	var b strings.Builder
+	for i := 0; i < len(ranks); {
+		j := i
+		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		if j > i {
+			fmt.Fprintf(&b, "%d-%d", ranks[i], ranks[j])
+		} else {
+			fmt.Fprintf(&b, "%d", ranks[i])
+		}
+		i = j + 1
+	}
+	return b.String()
 }

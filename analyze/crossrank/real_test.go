@@ -1,0 +1,142 @@
+package crossrank
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kinetoscope/ingest"
+)
+
+// repoRoot walks up from the test's directory to the directory of go.mod.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found")
+		}
+		dir = parent
+	}
+}
+
+func publicTrace(t *testing.T, name string) string {
+	return filepath.Join(repoRoot(t), "..", "shared", "traces", "public", name)
+}
+
+// rawTrace is a trace file read with encoding/json alone, independently of
+// ingest.
+type rawTrace struct {
+	BaseTimeNanoseconds int64      `json:"baseTimeNanoseconds"`
+	Events              []rawEvent `json:"traceEvents"`
+}
+
+type rawEvent struct {
+	Ph   string         `json:"ph"`
+	Cat  string         `json:"cat"`
+	Name string         `json:"name"`
+	TS   float64        `json:"ts"`
+	Dur  float64        `json:"dur"`
+	Args map[string]any `json:"args"`
+}
+
+func readRaw(t *testing.T, path string) *rawTrace {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rt rawTrace
+	if err := json.NewDecoder(zr).Decode(&rt); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return &rt
+}
+
+// ncclKernels returns the trace's NCCL kernels in file order.
+func (rt *rawTrace) ncclKernels() []rawEvent {
+	var out []rawEvent
+	for _, e := range rt.Events {
+		if e.Ph == "X" && e.Cat == "kernel" && strings.Contains(strings.ToLower(e.Name), "nccl") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func readTraces(t *testing.T, paths ...string) []*ingest.Trace {
+	t.Helper()
+	var ts []*ingest.Trace
+	for _, p := range paths {
+		tr, err := ingest.ReadFile(p, ingest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, tr)
+	}
+	return ts
+}
+
+// TestPublicSampledPair reads two ranks of a 128-rank job whose trace
+// events were sampled: the SendRecv kernels carry no process group, so the
+// group is all 128 ranks and nothing may be paired.
+func TestPublicSampledPair(t *testing.T) {
+	paths := []string{publicTrace(t, "hta-sampled-rank-0.json.gz"), publicTrace(t, "hta-sampled-rank-1.json.gz")}
+	a, err := Align(readTraces(t, paths...), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for i, p := range paths {
+		n := len(readRaw(t, p).ncclKernels())
+		want += n
+		if r := a.Ranks[i]; r.Collectives != n || r.Matched != 0 || r.Rank != i {
+			t.Errorf("%s: rank %d, %d collectives (%d matched), want %d, none matched", p, r.Rank, r.Collectives, r.Matched, n)
+		}
+	}
+	if a.Matched != 0 || a.Unmatched != want {
+		t.Errorf("matched %d unmatched %d, want 0 %d", a.Matched, a.Unmatched, want)
+	}
+	checkMismatch(t, a.Mismatches, "no trace for member rank(s) 2-127")
+}
+
+// TestPublicSingleRank reads rank 0 of a two-rank run alone, with times
+// relative to baseTimeNanoseconds.
+func TestPublicSingleRank(t *testing.T) {
+	path := publicTrace(t, "hta-nccl-allreduce-broadcast-rank0.json.gz")
+	a, err := Align(readTraces(t, path), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := readRaw(t, path)
+	ks := raw.ncclKernels()
+	var durNS int64
+	for _, k := range ks {
+		durNS += int64(k.Dur*1000 + 0.5)
+	}
+	r := a.Ranks[0]
+	if a.Clock != ClockSingle || a.Note != SingleRankNote {
+		t.Errorf("clock %q note %q", a.Clock, a.Note)
+	}
+	if r.Collectives != len(ks) || abs64(r.KernelNS-durNS) > int64(len(ks)) || r.UnmatchedNS != r.KernelNS {
+		t.Errorf("rank %+v, want %d collectives, %d ns", r, len(ks), durNS)
+	}
+	if r.TimeBaseNS != raw.BaseTimeNanoseconds || raw.BaseTimeNanoseconds == 0 {
+		t.Errorf("time base %d, want baseTimeNanoseconds %d", r.TimeBaseNS, raw.BaseTimeNanoseconds)
+	}
+}
