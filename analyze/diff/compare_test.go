@@ -260,3 +260,44 @@ func TestContractJSON(t *testing.T) {
 		}
 	}
 }
+
+// withComm sets every step's transfer/wait split.
+func withComm(r *analyze.Report, transfer, wait float64) *analyze.Report {
+	for i := range r.Ranks {
+		for j := range r.Ranks[i].Steps {
+			r.Ranks[i].Steps[j].Comm = &analyze.Comm{KernelUS: transfer + wait, TransferUS: transfer, WaitUS: wait}
+		}
+	}
+	return r
+}
+
+func TestCompareComm(t *testing.T) {
+	steps := func() *analyze.Report {
+		return makeReport("a", makeRank(0, "H100", decodeSteps(4, 10000, 4000, 5000, 0), nil))
+	}
+	tests := []struct {
+		name       string
+		base, head *analyze.Report
+		want       *CommDiff
+	}{
+		{"less wait", withComm(steps(), 1000, 3000), withComm(steps(), 1000, 500),
+			&CommDiff{BaseKernelUS: 4000, HeadKernelUS: 1500, BaseTransferUS: 1000, HeadTransferUS: 1000,
+				BaseWaitUS: 3000, HeadWaitUS: 500, DeltaWait: -2500}},
+		{"head without split", withComm(steps(), 1000, 3000), steps(), nil},
+		{"split all zero", withComm(steps(), 0, 0), withComm(steps(), 0, 0), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := Compare(tt.base, tt.head, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tt.want == nil && d.Comm != nil:
+				t.Errorf("comm %+v, want none", d.Comm)
+			case tt.want != nil && (d.Comm == nil || *d.Comm != *tt.want):
+				t.Errorf("comm %+v, want %+v", d.Comm, tt.want)
+			}
+		})
+	}
+}

@@ -41,7 +41,8 @@ type Diff struct {
 	// BucketOrder lists the bucket ids of Buckets, largest |delta_us| first.
 	BucketOrder []analyze.BucketID `json:"bucket_order"`
 	Kernels     Kernels            `json:"kernels"`
-	// Comm compares transfer and wait; nil unless both sides have them.
+	// Comm compares transfer and wait; nil unless both sides have them
+	// (collectives aligned across ranks).
 	Comm        *CommDiff       `json:"comm,omitempty"`
 	LaunchDelay LaunchDelayDiff `json:"launch_delay"`
 	// Metadata lists every compared key; Differs marks the differences.

@@ -3,10 +3,12 @@ package diff_test
 import (
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -236,6 +238,48 @@ func TestCompareSelfPublic(t *testing.T) {
 	for _, m := range d.Metadata {
 		if m.Differs {
 			t.Errorf("self diff metadata differs: %+v", m)
+		}
+	}
+}
+
+func TestCompareRanksPublic(t *testing.T) {
+	// Two ranks of one job, opened as a profile directory.
+	dir := t.TempDir()
+	for i, name := range []string{"hta-sampled-rank-0.json.gz", "hta-sampled-rank-1.json.gz"} {
+		link := filepath.Join(dir, fmt.Sprintf("rank%d.json.gz", i))
+		if err := os.Symlink(publicTrace(t, name), link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := analysePath(t, dir)
+	if len(r.Ranks) != 2 {
+		t.Fatalf("%d ranks, want 2", len(r.Ranks))
+	}
+	per := map[string]*diff.Diff{}
+	for _, sel := range []string{"all", "0", "1"} {
+		var opt diff.Options
+		if sel != "all" {
+			n, _ := strconv.Atoi(sel)
+			opt.Rank = &n
+		}
+		d, err := diff.Compare(r, r, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		per[sel] = d
+	}
+	if per["all"].Base.Ranks != 2 || per["1"].Base.Ranks != 1 {
+		t.Errorf("ranks compared: pooled %d, rank 1 %d; want 2, 1", per["all"].Base.Ranks, per["1"].Base.Ranks)
+	}
+	// Both ranks have the same number of steps, so pooled figures are the
+	// mean of the ranks'.
+	if n0, n1 := per["0"].Base.Steps, per["1"].Base.Steps; n0 != n1 || n0 == 0 {
+		t.Fatalf("steps: rank 0 %d, rank 1 %d; want the same, not 0", n0, n1)
+	}
+	for id, b := range per["all"].Buckets {
+		want := (per["0"].Buckets[id].BaseUSPerStep + per["1"].Buckets[id].BaseUSPerStep) / 2
+		if math.Abs(b.BaseUSPerStep-want) > 1e-6*math.Max(1, want) {
+			t.Errorf("%s pooled %.3f us/step, mean of ranks %.3f", id, b.BaseUSPerStep, want)
 		}
 	}
 }

@@ -130,7 +130,7 @@ func meanSample(steps []*analyze.Step) sample {
 			s.bucketUS[id] += w * b.US
 			s.bucketCalls[id] += w * float64(b.Count)
 		}
-		if st.Comm != nil {
+		if st.Comm != nil && st.Comm.TransferUS+st.Comm.WaitUS > 0 {
 			s.hasComm = true
 			s.transfer += w * st.Comm.TransferUS
 			s.wait += w * st.Comm.WaitUS
