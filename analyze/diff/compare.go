@@ -13,9 +13,14 @@ import (
 
 // Phases Options.Phase accepts besides the step phases themselves.
 const (
-	phaseDecode = "decode"
+	phaseDecode = analyze.PhaseDecode
 	phaseAll    = "all"
 )
+
+// Phases returns the values Options.Phase accepts.
+func Phases() []string {
+	return []string{analyze.PhaseDecode, analyze.PhasePrefill, analyze.PhaseMixed, analyze.PhaseUnknown, phaseAll}
+}
 
 // compare implements Compare.
 func compare(base, head *analyze.Report, opt Options) (*Diff, error) {
@@ -23,6 +28,9 @@ func compare(base, head *analyze.Report, opt Options) (*Diff, error) {
 		return nil, errors.New("diff: nil report")
 	}
 	opt = withDefaults(opt)
+	if !slices.Contains(Phases(), opt.Phase) {
+		return nil, fmt.Errorf("diff: unknown phase %q (want one of %v)", opt.Phase, Phases())
+	}
 	b, err := newSide(base, opt.Rank)
 	if err != nil {
 		return nil, fmt.Errorf("diff base: %w", err)

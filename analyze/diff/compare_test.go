@@ -301,3 +301,28 @@ func TestCompareComm(t *testing.T) {
 		})
 	}
 }
+
+func TestComparePhaseOption(t *testing.T) {
+	r := makeReport("a", makeRank(0, "H100", append(decodeSteps(3, 100, 50, 40, 0),
+		relabel(decodeSteps(4, 900, 50, 800, 0), "prefill")...), nil))
+	tests := []struct {
+		phase   string
+		wantN   int
+		wantErr bool
+	}{
+		{"", 3, false},
+		{"decode", 3, false},
+		{"prefill", 4, false},
+		{"all", 7, false},
+		{"decod", 0, true},
+	}
+	for _, tt := range tests {
+		d, err := Compare(r, r, Options{Phase: tt.phase})
+		if (err != nil) != tt.wantErr {
+			t.Fatalf("phase %q: err %v, want error %v", tt.phase, err, tt.wantErr)
+		}
+		if err == nil && d.Base.Steps != tt.wantN {
+			t.Errorf("phase %q: %d steps compared, want %d", tt.phase, d.Base.Steps, tt.wantN)
+		}
+	}
+}

@@ -16,7 +16,7 @@ type Options struct {
 	// noise test counts steps, not rank-steps.
 	Rank *int
 	// Phase is the step phase compared: "decode" (the default when empty),
-	// "prefill", or "all". When either side has no step of the phase, all
+	// "prefill", "mixed", "unknown", or "all". When either side has no step of the phase, all
 	// steps are compared on both sides and Diff.Phase says "all".
 	Phase string
 	// Resamples is the number of bootstrap resamples (default 2000).

@@ -66,7 +66,7 @@ func parseDiffArgs(args []string, stderr io.Writer) (diffArgs, error) {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&a.format, "format", "table", "output format: "+strings.Join(render.DiffFormats(), ", "))
-	fs.StringVar(&a.opt.Phase, "phase", "decode", "steps compared: decode, prefill or all")
+	fs.StringVar(&a.opt.Phase, "phase", "decode", "steps compared: "+strings.Join(diff.Phases(), ", "))
 	fs.BoolVar(&a.reports, "reports", false, "BASE and HEAD are JSON reports from 'kinetoscope analyze --format json'")
 	fs.Func("rank", "compare this rank only (default: all ranks, pooled per step)", func(s string) error {
 		n, err := strconv.Atoi(s)
