@@ -155,6 +155,12 @@ func (m *matcher) reason(p *plan) string {
 				m.in.ranks[p.parts[q]], pr.diffB, m.in.sigs[s.items[p.parts[q]][pr.diffB].sig])
 		}
 	}
+	for q := 1; q < len(p.parts); q++ {
+		if c := m.clocks[[2]int{ref, p.parts[q]}]; !c.shared && !c.estimated {
+			return fmt.Sprintf("; the clocks of ranks %d and %d could not be related: fewer than half their collectives end together at any one offset",
+				m.in.ranks[ref], m.in.ranks[p.parts[q]])
+		}
+	}
 	return "; no counterpart ending at the same time on the other rank(s)"
 }
 

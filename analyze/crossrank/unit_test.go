@@ -129,3 +129,20 @@ func TestSeqNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestUnrelatedClocks aligns rank 0 of one run with rank 1 of another,
+// whose collectives end at unrelated times: nothing may be paired.
+func TestUnrelatedClocks(t *testing.T) {
+	a := scenario{world: 2, files: pair, instances: regular("allreduce", pair, false, 50, t0, 2_000_000, 64, late1)}
+	b := scenario{world: 2, files: pair, instances: regular("allreduce", pair, false, 50, t0, 2_000_000, 64,
+		func(r, k int) int64 { return int64((k*7919+r*104729)%997) * 1_000 })}
+	traces := []*ingest.Trace{a.traces()[0], b.traces()[1]}
+	al, err := Align(traces, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if al.Matched != 0 || al.Unmatched != 100 || al.Clock != ClockUnknown {
+		t.Errorf("matched %d unmatched %d clock %q, want 0 100 unknown", al.Matched, al.Unmatched, al.Clock)
+	}
+	checkMismatch(t, al.Mismatches, "could not be related")
+}
