@@ -1,6 +1,7 @@
 package crossrank
 
 import (
+	"fmt"
 	"sort"
 )
 
@@ -65,11 +66,19 @@ func (m *matcher) newPlan(s *sequence, byRank map[int]int) *plan {
 func (m *matcher) run(a *Alignment) {
 	m.pairAll()
 	offsets(m.in, m.clocks, a)
+	more := 0
 	for _, p := range m.plans {
 		m.split(p, a)
-		if msg := m.describe(p); msg != "" && len(a.Mismatches) < m.opt.MaxMismatches {
+		switch msg := m.describe(p); {
+		case msg == "":
+		case len(a.Mismatches) < m.opt.MaxMismatches:
 			a.Mismatches = append(a.Mismatches, msg)
+		default:
+			more++
 		}
+	}
+	if more > 0 {
+		a.Mismatches = append(a.Mismatches, fmt.Sprintf("and %d more sequences with unmatched collectives", more))
 	}
 	for _, r := range a.Ranks {
 		r.sortSplits()
