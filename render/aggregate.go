@@ -25,9 +25,9 @@ type aggregate struct {
 // "31-33 decode steps".
 func (a *aggregate) stepsText() string {
 	if a.MinSteps == a.MaxSteps {
-		return plural(a.MaxSteps, a.Phase+" step")
+		return plural(a.MaxSteps, stepName(a.Phase))
 	}
-	return fmt.Sprintf("%d-%d %s steps", a.MinSteps, a.MaxSteps, a.Phase)
+	return fmt.Sprintf("%d-%d %ss", a.MinSteps, a.MaxSteps, stepName(a.Phase))
 }
 
 // ranksText says over which ranks, e.g. "rank 0" or "mean of 8 ranks".

@@ -23,7 +23,7 @@ func Breakdown(r *analyze.Report, f Format) ([]byte, error) {
 	if a.Ranks == 0 || len(a.Rows) == 0 {
 		return nil, errors.New("breakdown chart: no kernel time in any step")
 	}
-	title := fmt.Sprintf("Where %s time goes: ms per %s by bucket\n%s, %s; labels: ms/step · %% of %s kernel time",
+	title := fmt.Sprintf("Where %s time goes: ms per %s by bucket\n%s, %s; labels: ms/step · %% of %skernel time",
 		phaseTitle(a.Phase), stepName(a.Phase), a.ranksText(r), a.stepsText(), phaseAdj(a.Phase))
 	p := newPlot(title, fmt.Sprintf("ms per %s (kernel time)", stepName(a.Phase)), "")
 	ys, names := breakdownRows(a.Rows)
@@ -112,8 +112,12 @@ func groupNote(a aggregate) string {
 	for _, g := range a.GroupsPerStep {
 		parts = append(parts, fmt.Sprintf("%s %s ms (%s)", g.Group, ms(g.US), pct(ratioPct(g.US, a.KernelPerStep))))
 	}
-	return fmt.Sprintf("Shaded: communication. Per %s: %s of %s ms kernel time; step span %s ms.",
-		stepName(a.Phase), strings.Join(parts, ", "), ms(a.KernelPerStep), ms(a.SpanPerStep))
+	shaded := "Shaded: communication. "
+	if a.CommPerStepUS == 0 {
+		shaded = "No communication kernels. "
+	}
+	return fmt.Sprintf("%sPer %s: %s of %s ms kernel time; step span %s ms.",
+		shaded, stepName(a.Phase), strings.Join(parts, ", "), ms(a.KernelPerStep), ms(a.SpanPerStep))
 }
 
 // phaseTitle names a phase for titles: "decode", "prefill", "step".
@@ -133,10 +137,11 @@ func stepName(phase string) string {
 	return phase + " step"
 }
 
-// phaseAdj qualifies kernel time: "decode", "prefill", "all-step".
+// phaseAdj qualifies kernel time: "decode ", "prefill ", or "" for all
+// steps.
 func phaseAdj(phase string) string {
 	if phase == "all" {
-		return "all-step"
+		return ""
 	}
-	return phase
+	return phase + " "
 }

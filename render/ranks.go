@@ -117,7 +117,7 @@ func rankTick(r *analyze.Report, rk *analyze.Rank) string {
 func ranksNotes(r *analyze.Report, a aggregate, split bool) []string {
 	switch {
 	case split:
-		return []string{fmt.Sprintf("Wait: time in collectives before the last rank arrived; share of the rank's %s kernel time. Transfer: the rest of communication.", phaseAdj(a.Phase))}
+		return []string{fmt.Sprintf("Wait: time in collectives before the last rank arrived; share of the rank's %skernel time. Transfer: the rest of communication.", phaseAdj(a.Phase))}
 	case len(r.Ranks) <= 1:
 		return []string{"Communication not split: " + singleRankComm + "."}
 	}

@@ -3,6 +3,8 @@ package render
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"sort"
 
 	"gonum.org/v1/plot"
@@ -195,21 +197,21 @@ func maxOf(ts spanTicks) float64 {
 	return m
 }
 
-// intTicks are the default ticks with fractional values removed, for an
-// axis of integer indices.
+// intTicks are the default ticks without fractional values, labelled as
+// integers, for an axis of step indices.
 type intTicks struct{}
 
 // Ticks implements plot.Ticker.
 func (intTicks) Ticks(lo, hi float64) []plot.Tick {
 	var out []plot.Tick
 	for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
-		if t.Value != float64(int64(t.Value)) {
-			if t.Label == "" {
-				out = append(out, t)
-			}
-			continue
+		whole := t.Value == math.Trunc(t.Value)
+		switch {
+		case t.Label == "":
+			out = append(out, t)
+		case whole:
+			out = append(out, plot.Tick{Value: t.Value, Label: strconv.Itoa(int(t.Value))})
 		}
-		out = append(out, t)
 	}
 	return out
 }

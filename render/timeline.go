@@ -24,6 +24,8 @@ type TimelineInput struct {
 	// Buckets describes the bucket ids used (Report.Buckets); empty means
 	// analyze.Buckets().
 	Buckets []analyze.Bucket
+	// Notes are printed under the chart (caveats of how it was built).
+	Notes []string
 }
 
 // TimelineKernel is one GPU event of the step.
@@ -79,7 +81,7 @@ func Timeline(in *TimelineInput, f Format) ([]byte, error) {
 	legend := bucketLegend(r, bucketOrder(r.Buckets, present), present)
 	h := max(clampHeight(rowHeight*1.3*vg.Length(len(streams))+marginTop+marginBot+20), legendHeight(len(legend)))
 	fg := &figure{plot: p, legend: legend, w: chartWidth, h: h,
-		notes: []string{fmt.Sprintf("Kernels shorter than %.1f pt are drawn %.1f pt wide so that they stay visible.", float64(minKernelWidth), float64(minKernelWidth))}}
+		notes: append([]string{fmt.Sprintf("Kernels shorter than %.1f pt are drawn %.1f pt wide so that they stay visible.", float64(minKernelWidth), float64(minKernelWidth))}, in.Notes...)}
 	return fg.encode(f)
 }
 

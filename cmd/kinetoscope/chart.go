@@ -2,10 +2,214 @@ package main
 
 import (
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"kinetoscope/analyze"
+	"kinetoscope/analyze/diff"
+	"kinetoscope/ingest"
+	"kinetoscope/render"
+	"kinetoscope/render/fromtrace"
 )
 
-// runChart is the chart command. Placeholder until its issue lands.
+// chartUsage is the chart command's synopsis.
+const chartUsage = `usage: kinetoscope chart PATH --kind breakdown|steps|ranks|timeline [-o FILE.svg|.png] [--rank N] [--step N]
+       kinetoscope chart BASE HEAD --kind diff [-o FILE.svg|.png] [--reports]
+
+Draws one chart of an analysed run:
+  breakdown  ms per decode step by bucket, with shares (mean over ranks)
+  steps      kernel time per step by bucket, prefill marked (one rank)
+  ranks      per rank, compute next to communication transfer and wait
+  timeline   one step's kernels per stream on a time axis (one rank)
+  diff       base vs head ms per step by bucket, with the delta
+PATH is a trace file, a profile directory or an archive. The image format
+follows the -o extension (default SVG on stdout).
+`
+
+// chartArgs are the chart command's parsed arguments.
+type chartArgs struct {
+	paths   []string
+	kind    string
+	out     string
+	format  string
+	rank    int
+	step    int
+	reports bool
+}
+
+// chartKinds lists the chart kinds.
+func chartKinds() []string { return []string{"breakdown", "steps", "ranks", "diff", "timeline"} }
+
+// runChart is the chart command.
 func runChart(args []string, stdout, stderr io.Writer) error {
-	return errors.New("not implemented yet")
+	a, err := parseChartArgs(args, stderr)
+	if err != nil {
+		return err
+	}
+	f, err := chartFormat(a)
+	if err != nil {
+		return err
+	}
+	img, err := drawChart(a, f)
+	if err != nil {
+		return err
+	}
+	if a.out == "" || a.out == "-" {
+		_, err = stdout.Write(img)
+		return err
+	}
+	if err := os.WriteFile(a.out, img, 0o644); err != nil {
+		return fmt.Errorf("write chart: %w", err)
+	}
+	fmt.Fprintf(stderr, "wrote %s (%d bytes)\n", a.out, len(img))
+	return nil
+}
+
+// drawChart loads what the kind needs and draws it.
+func drawChart(a chartArgs, f render.Format) ([]byte, error) {
+	if a.kind == "diff" {
+		return drawDiff(a, f)
+	}
+	opt := analyze.Options{}
+	if a.rank >= 0 && a.kind != "breakdown" && a.kind != "ranks" {
+		opt.Rank = &a.rank
+	}
+	set, r, err := openAndAnalyze(a.paths[0], opt)
+	if err != nil {
+		return nil, err
+	}
+	switch a.kind {
+	case "breakdown":
+		return render.Breakdown(r, f)
+	case "steps":
+		return render.Steps(r, a.rank, f)
+	case "ranks":
+		return render.Ranks(r, f)
+	}
+	in, err := fromtrace.Timeline(set, r, opt, a.rank, a.step)
+	if err != nil {
+		return nil, err
+	}
+	return render.Timeline(in, f)
+}
+
+// drawDiff compares two runs and draws the diff chart.
+func drawDiff(a chartArgs, f render.Format) ([]byte, error) {
+	var sides [2]*analyze.Report
+	for i, p := range a.paths {
+		var err error
+		if a.reports {
+			sides[i], err = readReport(p)
+		} else {
+			_, sides[i], err = openAndAnalyze(p, analyze.Options{})
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	opt := diff.Options{}
+	if a.rank >= 0 {
+		opt.Rank = &a.rank
+	}
+	d, err := diff.Compare(sides[0], sides[1], opt)
+	if err != nil {
+		return nil, err
+	}
+	return render.Diff(d, f)
+}
+
+// openAndAnalyze ingests and analyses a trace path.
+func openAndAnalyze(path string, opt analyze.Options) (*ingest.Set, *analyze.Report, error) {
+	set, err := ingest.Open(path, ingest.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(set.Traces) == 0 {
+		return nil, nil, fmt.Errorf("%s: no trace with GPU events (%s)", path, setProblems(set))
+	}
+	r, err := analyze.Analyze(set, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	return set, r, nil
+}
+
+// chartFormat is the image format: --format, else the -o extension, else SVG.
+func chartFormat(a chartArgs) (render.Format, error) {
+	switch {
+	case a.format != "":
+		return render.ParseFormat(a.format)
+	case a.out != "" && a.out != "-":
+		f, err := render.ParseFormat(filepath.Ext(a.out))
+		if err != nil {
+			return "", fmt.Errorf("-o %s: %w (or give --format)", a.out, err)
+		}
+		return f, nil
+	}
+	return render.SVG, nil
+}
+
+// parseChartArgs parses flags given before, between or after the paths.
+func parseChartArgs(args []string, stderr io.Writer) (chartArgs, error) {
+	a := chartArgs{rank: -1, step: -1}
+	fs := flag.NewFlagSet("chart", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, chartUsage, "\nflags:\n")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&a.kind, "kind", "breakdown", "chart: "+strings.Join(chartKinds(), ", "))
+	fs.StringVar(&a.out, "o", "", "output file, .svg or .png (default: SVG on stdout)")
+	fs.StringVar(&a.format, "format", "", "image format, svg or png (default: from -o)")
+	fs.Func("rank", "rank for steps and timeline (default: the first), or compared in diff (default: all)", intFlag(&a.rank))
+	fs.Func("step", "step index for timeline (default: the slowest decode step)", intFlag(&a.step))
+	fs.BoolVar(&a.reports, "reports", false, "diff: BASE and HEAD are JSON reports from 'kinetoscope analyze --format json'")
+	for {
+		if err := fs.Parse(args); err != nil {
+			return a, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		a.paths = append(a.paths, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	return a, checkChartArgs(a, fs)
+}
+
+// checkChartArgs validates the kind and the number of paths.
+func checkChartArgs(a chartArgs, fs *flag.FlagSet) error {
+	known := false
+	for _, k := range chartKinds() {
+		known = known || k == a.kind
+	}
+	if !known {
+		return fmt.Errorf("unknown chart kind %q (want %s)", a.kind, strings.Join(chartKinds(), ", "))
+	}
+	want := 1
+	if a.kind == "diff" {
+		want = 2
+	}
+	if len(a.paths) != want {
+		fs.Usage()
+		return fmt.Errorf("--kind %s wants %d path(s), got %d", a.kind, want, len(a.paths))
+	}
+	return nil
+}
+
+// intFlag parses a non-negative integer flag into p.
+func intFlag(p *int) func(string) error {
+	return func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return errors.New("want a non-negative integer")
+		}
+		*p = n
+		return nil
+	}
 }
