@@ -164,6 +164,7 @@ func graphOf(s *sample) float64   { return s.graphLaunches }
 func compareBuckets(t tester, b, h []sample) (map[analyze.BucketID]BucketDiff, []analyze.BucketID) {
 	out := map[analyze.BucketID]BucketDiff{}
 	var order []analyze.BucketID
+	var bs, hs [][]float64 // per bucket in order, the samples tested
 	kb, kh := meanOf(b, kernelOf), meanOf(h, kernelOf)
 	for _, bk := range analyze.Buckets() {
 		usOf := func(s *sample) float64 { return s.bucketUS[bk.ID] }
@@ -178,7 +179,6 @@ func compareBuckets(t tester, b, h []sample) (map[analyze.BucketID]BucketDiff, [
 		if bd.BaseUSPerStep == 0 && bd.HeadUSPerStep == 0 && bd.BaseCallsPerStep == 0 && bd.HeadCallsPerStep == 0 {
 			continue
 		}
-		bd.Test = t.test(field(b, usOf), field(h, usOf))
 		bd.DeltaUS = bd.HeadUSPerStep - bd.BaseUSPerStep
 		bd.DeltaPct = pct(bd.DeltaUS, bd.BaseUSPerStep)
 		bd.DeltaCallsPerStep = bd.HeadCallsPerStep - bd.BaseCallsPerStep
@@ -186,6 +186,12 @@ func compareBuckets(t tester, b, h []sample) (map[analyze.BucketID]BucketDiff, [
 		bd.DeltaSharePts = bd.HeadShare - bd.BaseShare
 		out[bk.ID] = bd
 		order = append(order, bk.ID)
+		bs, hs = append(bs, field(b, usOf)), append(hs, field(h, usOf))
+	}
+	for i, test := range t.testAll(bs, hs) {
+		bd := out[order[i]]
+		bd.Test = test
+		out[order[i]] = bd
 	}
 	slices.SortStableFunc(order, func(x, y analyze.BucketID) int {
 		return cmp.Compare(math.Abs(out[y].DeltaUS), math.Abs(out[x].DeltaUS))

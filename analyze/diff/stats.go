@@ -65,23 +65,49 @@ type tester struct {
 	seed      uint64
 }
 
-// test compares the means of base and head samples: a percentile bootstrap
-// confidence interval of mean(head) - mean(base), each side resampled with
-// replacement. The change is significant when the interval excludes zero and
-// |delta| exceeds both floors.
+// test compares the means of base and head samples of one figure.
 func (t tester) test(base, head []float64) Test {
-	if len(base) < minSteps || len(head) < minSteps {
-		return Test{Verdict: verdictFewSteps}
+	return t.testAll([][]float64{base}, [][]float64{head})[0]
+}
+
+// testAll compares the means of several figures, base[m] and head[m] being
+// figure m's samples (one per step, the same steps for every figure): a
+// percentile bootstrap confidence interval of mean(head) - mean(base), each
+// side's steps resampled with replacement, one draw of steps serving every
+// figure. A change is significant when its interval excludes zero and
+// |delta| exceeds both floors.
+func (t tester) testAll(base, head [][]float64) []Test {
+	out := make([]Test, len(base))
+	if len(base) == 0 || len(base[0]) < minSteps || len(head[0]) < minSteps {
+		for m := range out {
+			out[m].Verdict = verdictFewSteps
+		}
+		return out
 	}
 	rng := rand.New(rand.NewPCG(t.seed, t.seed^0x9e3779b97f4a7c15))
-	diffs := make([]float64, t.resamples)
-	for i := range diffs {
-		diffs[i] = resampledMean(rng, head) - resampledMean(rng, base)
+	diffs := make([][]float64, len(base))
+	for m := range diffs {
+		diffs[m] = make([]float64, t.resamples)
 	}
+	mb, mh := make([]float64, len(base)), make([]float64, len(head))
+	for r := range t.resamples {
+		resampledMeans(rng, head, mh)
+		resampledMeans(rng, base, mb)
+		for m := range diffs {
+			diffs[m][r] = mh[m] - mb[m]
+		}
+	}
+	for m := range out {
+		out[m] = verdict(diffs[m], mean(base[m]), mean(head[m]))
+	}
+	return out
+}
+
+// verdict judges a change from its bootstrap differences.
+func verdict(diffs []float64, mb, mh float64) Test {
 	alpha := (100 - confidence) / 2
 	res := Test{CILowUS: percentile(diffs, alpha), CIHighUS: percentile(diffs, 100-alpha)}
-	mb := mean(base)
-	d := mean(head) - mb
+	d := mh - mb
 	switch {
 	case res.CILowUS <= 0 && res.CIHighUS >= 0:
 		res.Verdict = verdictNoise
@@ -94,11 +120,18 @@ func (t tester) test(base, head []float64) Test {
 	return res
 }
 
-// resampledMean is the mean of len(xs) draws from xs with replacement.
-func resampledMean(rng *rand.Rand, xs []float64) float64 {
-	s := 0.0
-	for range xs {
-		s += xs[rng.IntN(len(xs))]
+// resampledMeans draws len(xs[0]) steps with replacement and sets means[m]
+// to figure m's mean over them.
+func resampledMeans(rng *rand.Rand, xs [][]float64, means []float64) {
+	clear(means)
+	n := len(xs[0])
+	for range n {
+		i := rng.IntN(n)
+		for m := range xs {
+			means[m] += xs[m][i]
+		}
 	}
-	return s / float64(len(xs))
+	for m := range means {
+		means[m] /= float64(n)
+	}
 }
