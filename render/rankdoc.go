@@ -18,7 +18,7 @@ func rankBlocks(r *analyze.Report, rk *analyze.Rank) []block {
 	bs := []block{{Heading: rankTitle(rk), Level: 2}, {Lines: rankSummary(rk, pv)}}
 	rows := sortedBuckets(r.Buckets, pv.Phase)
 	bs = append(bs,
-		block{Heading: fmt.Sprintf("Buckets (%s steps; %% kernel = share of %s kernel time, %% span = share of %s step span)", pv.Name, pv.Name, pv.Name), Level: 3},
+		block{Heading: fmt.Sprintf("Buckets (%s steps; %% kernel = share of %skernel time, %% span = share of %sstep span)", pv.Name, phaseAdj(pv.Name), phaseAdj(pv.Name)), Level: 3},
 		block{Table: bucketTable(rows, pv.Phase)},
 		block{Lines: []string{groupLine(rows, pv)}},
 		block{Heading: "Communication: transfer and wait", Level: 3},
@@ -61,7 +61,11 @@ func rankSummary(rk *analyze.Rank, pv phaseView) []string {
 
 // phaseLine summarises one phase: steps, span statistics, kernel time, busy.
 func phaseLine(name string, p analyze.Phase) string {
-	s := fmt.Sprintf("%s: %s, span mean %s ms", strings.ToUpper(name[:1])+name[1:], plural(p.Steps, "step"), ms(p.SpanMeanUS))
+	title := strings.ToUpper(name[:1]) + name[1:]
+	if name == "all" {
+		title = "All steps"
+	}
+	s := fmt.Sprintf("%s: %s, span mean %s ms", title, plural(p.Steps, "step"), ms(p.SpanMeanUS))
 	if p.SpanP50US > 0 || p.SpanP90US > 0 {
 		s += fmt.Sprintf(" (p50 %s ms, p90 %s ms)", ms(p.SpanP50US), ms(p.SpanP90US))
 	}
@@ -94,7 +98,7 @@ func groupLine(rows []bucketRow, pv phaseView) string {
 	if len(parts) == 0 {
 		return "No kernel time in these steps."
 	}
-	return fmt.Sprintf("By group, share of %s kernel time: %s.", pv.Name, strings.Join(parts, ", "))
+	return fmt.Sprintf("By group, share of %skernel time: %s.", phaseAdj(pv.Name), strings.Join(parts, ", "))
 }
 
 // commBlock splits communication into transfer and wait, or says why not.
@@ -107,7 +111,7 @@ func commBlock(r *analyze.Report, pv phaseView) block {
 		return block{Lines: []string{"Transfer and wait are not available: the collectives of this rank were not aligned across ranks."}}
 	}
 	n := float64(max(pv.Phase.Steps, 1))
-	base := pv.Name + " kernel time"
+	base := phaseAdj(pv.Name) + "kernel time"
 	t := &table{
 		Header: []string{"part", "ms/step", "share", "share of"},
 		Right:  []bool{false, true, true, false},
