@@ -187,6 +187,9 @@ func (s *Server) ConfigureHTTP(hs *http.Server) {
 	hs.MaxHeaderBytes = 64 << 10
 }
 
+// DataDir returns the server's data directory.
+func (s *Server) DataDir() string { return s.cfg.DataDir }
+
 // ChartKinds lists the chart kinds of a run, the main one first.
 func (s *Server) ChartKinds() []string { return s.pipe.ChartKinds }
 
