@@ -109,8 +109,8 @@ func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Optio
 	p.run()
 	rk.Steps = p.buildSteps()
 	inferPhases(rk.Steps, isTraining(t))
-	rk.Decode = aggregate(rk.Steps, isPhase(PhaseDecode))
-	if pre := aggregate(rk.Steps, isPhase(PhasePrefill)); pre.Steps > 0 {
+	rk.Decode = Aggregate(rk.Steps, isPhase(PhaseDecode))
+	if pre := Aggregate(rk.Steps, isPhase(PhasePrefill)); pre.Steps > 0 {
 		rk.Prefill = &pre
 	}
 	rk.Outside = BucketStat{US: us(p.outside.kernelNS), Count: p.outside.events}

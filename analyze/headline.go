@@ -9,7 +9,7 @@ func headline(ranks []Rank) *Headline {
 	get := func(r *Rank) Phase { return r.Decode }
 	if !anyDecode(ranks) {
 		phase = "all"
-		get = func(r *Rank) Phase { return aggregate(r.Steps, func(*Step) bool { return true }) }
+		get = func(r *Rank) Phase { return Aggregate(r.Steps, nil) }
 	}
 	var sum Phase
 	sum.Buckets = make(map[BucketID]BucketShare)

@@ -215,7 +215,7 @@ func TestOtherShareOnInference(t *testing.T) {
 		rk := analyzePublic(t, f, Options{}).Ranks[0]
 		ph := rk.Decode
 		if ph.Steps == 0 {
-			ph = aggregate(rk.Steps, func(*Step) bool { return true })
+			ph = Aggregate(rk.Steps, nil)
 		}
 		if o := ph.Buckets[Other].ShareOfKernel; o >= 2 {
 			t.Errorf("%s: other is %.2f%% of kernel time; unclassified: %+v", f, o, rk.Unclassified)
