@@ -172,4 +172,3 @@ func largestTrace(t testing.TB, names []string) string {
 	}
 	return best
 }
-
