@@ -38,7 +38,7 @@ func Timeline(set *ingest.Set, r *analyze.Report, opt analyze.Options, rank, ste
 	in := &render.TimelineInput{Rank: rk.Rank, Step: rk.Steps[i].Index, Phase: rk.Steps[i].Phase, Buckets: r.Buckets}
 	launches := launchStarts(t)
 	byGPU := rk.StepSource == "inferred"
-	eb := &eventBuckets{cls: cls, t: t, byName: map[ingest.StrID]analyze.BucketID{}}
+	eb := &eventBuckets{cls: cls, t: t, byName: map[ingest.StrID]analyze.BucketID{}, memo: map[matchKey]analyze.BucketID{}}
 	first := int64(math.MaxInt64)
 	var evs []evInfo // per kernel
 	for _, ev := range t.GPU.All() {
@@ -54,7 +54,7 @@ func Timeline(set *ingest.Set, r *analyze.Report, opt analyze.Options, rank, ste
 			DurUS: float64(ev.Dur) / 1000, Bucket: eb.bucket(ev), Name: t.Name(ev.Name)})
 		first = min(first, ev.Start)
 	}
-	samplingPhase(cls, in.Kernels, evs)
+	samplingPhase(eb, in.Kernels, evs)
 	if len(in.Kernels) == 0 {
 		return nil, fmt.Errorf("timeline %s: step %d has no GPU events", t.Path, in.Step)
 	}
@@ -69,7 +69,7 @@ func Timeline(set *ingest.Set, r *analyze.Report, opt analyze.Options, rank, ste
 // name has one and that start after the step's last GEMM on their device,
 // as analyze does. (analyze also counts kernels launched inside a sampler
 // annotation; the timeline does not look for those.)
-func samplingPhase(cls *analyze.Classifier, ks []render.TimelineKernel, evs []evInfo) {
+func samplingPhase(eb *eventBuckets, ks []render.TimelineKernel, evs []evInfo) {
 	last := map[int16]float64{}
 	for i, k := range ks {
 		if k.Bucket == analyze.GEMM || k.Bucket == analyze.MarlinGEMM {
@@ -83,8 +83,8 @@ func samplingPhase(cls *analyze.Classifier, ks []render.TimelineKernel, evs []ev
 		if v, ok := last[evs[i].device]; !ok || k.StartUS <= v {
 			continue
 		}
-		if cls.Match(k.Name, kind, "", false) == k.Bucket {
-			k.Bucket = cls.Match(k.Name, kind, "", true)
+		if eb.match(k.Name, kind, "", false) == k.Bucket {
+			k.Bucket = eb.match(k.Name, kind, "", true)
 		}
 	}
 }
@@ -191,7 +191,27 @@ type eventBuckets struct {
 	t      *ingest.Trace
 	exact  int
 	byName map[ingest.StrID]analyze.BucketID
+	memo   map[matchKey]analyze.BucketID
 	approx bool // some collective kernels were classified by name only
+}
+
+// matchKey is one question to the classifier.
+type matchKey struct {
+	name     string
+	kind     ingest.GPUKind
+	coll     string
+	sampling bool
+}
+
+// match asks the classifier once per distinct question.
+func (e *eventBuckets) match(name string, kind ingest.GPUKind, coll string, sampling bool) analyze.BucketID {
+	k := matchKey{name, kind, coll, sampling}
+	b, ok := e.memo[k]
+	if !ok {
+		b = e.cls.Match(name, kind, coll, sampling)
+		e.memo[k] = b
+	}
+	return b
 }
 
 // bucket classifies ev: by name, except collective kernels, which need
@@ -200,9 +220,9 @@ func (e *eventBuckets) bucket(ev *ingest.GPUEvent) analyze.BucketID {
 	t := e.t
 	name := t.Name(ev.Name)
 	if ev.Coll >= 0 && int(ev.Coll) < len(t.Collectives) {
-		return e.cls.Match(name, ev.Kind, t.Name(t.Collectives[ev.Coll].Name), false)
+		return e.match(name, ev.Kind, t.Name(t.Collectives[ev.Coll].Name), false)
 	}
-	b := e.cls.Match(name, ev.Kind, "", false)
+	b := e.match(name, ev.Kind, "", false)
 	if info, ok := analyze.BucketByID(b); !ok || info.Group != analyze.GroupCommunication {
 		return b
 	}

@@ -1,12 +1,17 @@
 package fromtrace
 
 import (
+	"bytes"
+	"encoding/xml"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"kinetoscope/analyze"
+	"kinetoscope/analyze/diff"
 	"kinetoscope/ingest"
 	"kinetoscope/render"
 )
@@ -30,36 +35,116 @@ func publicTraces(t *testing.T) string {
 	}
 }
 
-// TestTimelineMatchesReport checks on real traces that the timeline holds
-// exactly the kernels analyze put in the step: same count, kernel time and
-// time per bucket.
-func TestTimelineMatchesReport(t *testing.T) {
-	for _, name := range []string{
-		"tracelens-vllm-prefilldecode-piecewise.json.gz",
-		"tracelens-sglang-qwen3-8b-prefilldecode.json.gz",
-		"hta-sampled-rank-0.json.gz",
-		"tracelens-mi300-resnet-rccl.json.gz",
-	} {
-		t.Run(name, func(t *testing.T) {
-			set, err := ingest.Open(filepath.Join(publicTraces(t), name), ingest.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := analyze.Analyze(set, analyze.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, step := range []int{-1, r.Ranks[0].Steps[0].Index} {
-				in, err := Timeline(set, r, analyze.Options{}, -1, step)
-				if err != nil {
-					t.Fatal(err)
+// load ingests and analyses one path.
+func load(t *testing.T, path string) (*ingest.Set, *analyze.Report) {
+	t.Helper()
+	set, err := ingest.Open(path, ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Traces) == 0 {
+		return set, nil
+	}
+	r, err := analyze.Analyze(set, analyze.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set, r
+}
+
+// TestPublicTraces draws every chart for every public trace, checks that
+// each SVG parses and names the headline bucket, and that the default
+// timeline holds exactly the kernels analyze put in that step.
+func TestPublicTraces(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join(publicTraces(t), "*.json.gz"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no public traces: %v", err)
+	}
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			set, r := load(t, p)
+			if r == nil {
+				if len(set.SetAside) == 0 {
+					t.Fatalf("no trace and nothing set aside")
 				}
-				checkStep(t, r, in.Step, in.Kernels)
+				return // CPU-only trace: nothing to draw, ingest says why
 			}
+			checkCharts(t, set, r)
 		})
 	}
 }
 
+// checkCharts draws the four single-run charts and checks them.
+func checkCharts(t *testing.T, set *ingest.Set, r *analyze.Report) {
+	in, err := Timeline(set, r, analyze.Options{}, -1, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStep(t, r, in.Step, in.Kernels)
+	head := ""
+	if r.Headline != nil {
+		head = r.Headline.Label
+	}
+	charts := map[string]func() ([]byte, error){
+		"breakdown": func() ([]byte, error) { return render.Breakdown(r, render.SVG) },
+		"steps":     func() ([]byte, error) { return render.Steps(r, -1, render.SVG) },
+		"ranks":     func() ([]byte, error) { return render.Ranks(r, render.SVG) },
+		"timeline":  func() ([]byte, error) { return render.Timeline(in, render.SVG) },
+	}
+	for name, draw := range charts {
+		svg, err := draw()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		texts := svgTexts(t, svg)
+		if name != "timeline" && !strings.Contains(texts, head) {
+			t.Errorf("%s: no headline bucket %q in\n%s", name, head, texts)
+		}
+	}
+}
+
+// TestPublicDiff draws the diff chart of the two HTA diff traces.
+func TestPublicDiff(t *testing.T) {
+	dir := publicTraces(t)
+	_, base := load(t, filepath.Join(dir, "hta-diff-control-a100.json.gz"))
+	_, head := load(t, filepath.Join(dir, "hta-diff-test-v100.json.gz"))
+	d, err := diff.Compare(base, head, diff.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg, err := render.Diff(d, render.SVG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := svgTexts(t, svg)
+	top := d.Buckets[d.BucketOrder[0]]
+	if !strings.Contains(texts, top.Label) || !strings.Contains(texts, "hta-diff-test-v100.json.gz") {
+		t.Errorf("diff chart lacks %q or the head file:\n%s", top.Label, texts)
+	}
+}
+
+// svgTexts checks svg parses as XML and returns its text, one element a line.
+func svgTexts(t *testing.T, svg []byte) string {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(svg))
+	var b strings.Builder
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return b.String()
+		}
+		if err != nil {
+			t.Fatalf("SVG is not XML: %v", err)
+		}
+		if cd, ok := tok.(xml.CharData); ok {
+			b.Write(bytes.TrimSpace(cd))
+			b.WriteByte('\n')
+		}
+	}
+}
+
+// checkStep checks that the timeline holds the step's kernels: same count,
+// kernel time and time per bucket as the report.
 func checkStep(t *testing.T, r *analyze.Report, index int, ks []render.TimelineKernel) {
 	t.Helper()
 	var s *analyze.Step
