@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"math"
 
 	"kinetoscope/analyze/diff"
 )
@@ -109,7 +110,7 @@ func diffStepTable(d *diff.Diff) *table {
 		Right:  []bool{false, true, true, true, true, true, false},
 	}
 	msRow := func(name string, b, h float64) []string {
-		return []string{name, ms(b), ms(h), diffSigned(ms, h-b), diffPct(h-b, b), "", ""}
+		return []string{name, ms(b), ms(h), diffSigned(diffMS, h-b), diffPct(h-b, b), "", ""}
 	}
 	numRow := func(name string, b, h float64, f func(float64) string) []string {
 		return []string{name, f(b), f(h), diffSigned(f, h-b), diffPct(h-b, b), "", ""}
@@ -141,7 +142,7 @@ func diffBucketTable(d *diff.Diff) *table {
 	for _, id := range d.BucketOrder {
 		b := d.Buckets[id]
 		t.Rows = append(t.Rows, []string{
-			b.Label, ms(b.BaseUSPerStep), ms(b.HeadUSPerStep), diffSigned(ms, b.DeltaUS),
+			b.Label, ms(b.BaseUSPerStep), ms(b.HeadUSPerStep), diffSigned(diffMS, b.DeltaUS),
 			diffPct(b.DeltaUS, b.BaseUSPerStep), count(b.BaseCallsPerStep), count(b.HeadCallsPerStep),
 			pct(b.BaseShare), pct(b.HeadShare), diffCI(b.Test, ""), b.Verdict,
 		})
@@ -234,6 +235,15 @@ func diffSigned(f func(float64) string, v float64) string {
 	return s
 }
 
+// diffMS formats a change in microseconds as milliseconds, with three
+// decimals below 0.1 ms so that small significant changes do not read 0.00.
+func diffMS(us float64) string {
+	if math.Abs(us) < 100 {
+		return fmt.Sprintf("%.3f", us/1000)
+	}
+	return ms(us)
+}
+
 // diffPct formats delta/base in percent, "new" when base is 0.
 func diffPct(delta, base float64) string {
 	switch {
@@ -251,5 +261,5 @@ func diffCI(t diff.Test, unit string) string {
 	if t.Verdict == "not enough steps" || t.Verdict == "" {
 		return ""
 	}
-	return fmt.Sprintf("[%s, %s]%s", diffSigned(ms, t.CILowUS), diffSigned(ms, t.CIHighUS), unit)
+	return fmt.Sprintf("[%s, %s]%s", diffSigned(diffMS, t.CILowUS), diffSigned(diffMS, t.CIHighUS), unit)
 }

@@ -41,14 +41,14 @@ func publicTrace(t *testing.T, name string) string {
 	return filepath.Join(repoRoot(t), "..", "shared", "traces", "public", name)
 }
 
-// analysePath ingests and analyses a trace path.
+// analysePath ingests and analyses a trace path, listing every kernel.
 func analysePath(t *testing.T, path string) *analyze.Report {
 	t.Helper()
 	set, err := ingest.Open(path, ingest.Options{})
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
 	}
-	r, err := analyze.Analyze(set, analyze.Options{})
+	r, err := analyze.Analyze(set, analyze.Options{TopKernels: diff.AllKernels})
 	if err != nil {
 		t.Fatalf("analyze %s: %v", path, err)
 	}

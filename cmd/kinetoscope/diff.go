@@ -137,17 +137,13 @@ func readReport(path string) (*analyze.Report, error) {
 	return &r, nil
 }
 
-// diffTopKernels asks the analysis for every kernel of each bucket, so that
-// kernels in one run only are found however small.
-const diffTopKernels = 1 << 20
-
 // analyzePath ingests and analyses a trace path.
 func analyzePath(path string) (*analyze.Report, error) {
 	set, err := ingest.Open(path, ingest.Options{})
 	if err != nil {
 		return nil, err
 	}
-	r, err := analyze.Analyze(set, analyze.Options{TopKernels: diffTopKernels})
+	r, err := analyze.Analyze(set, analyze.Options{TopKernels: diff.AllKernels})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

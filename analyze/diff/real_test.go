@@ -1,0 +1,164 @@
+package diff_test
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"kinetoscope/analyze/diff"
+)
+
+// realRun is the path of one of the project's real runs.
+func realRun(t *testing.T, name string) string {
+	return filepath.Join(repoRoot(t), "sampletraces", "real", name)
+}
+
+// kernelNames reads every trace of a run directory with encoding/json and
+// returns the names of its GPU events.
+func kernelNames(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.pt.trace.json.gz"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("%s: no traces (%v)", dir, err)
+	}
+	names := map[string]bool{}
+	for _, f := range files {
+		var doc traceDoc
+		readGzipJSON(t, f, &doc)
+		for _, e := range doc.TraceEvents {
+			if e.Cat == "kernel" || e.Cat == "gpu_memcpy" || e.Cat == "gpu_memset" {
+				names[e.Name] = true
+			}
+		}
+	}
+	return names
+}
+
+// readGzipJSON decodes a gzip JSON file into v.
+func readGzipJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if err := json.NewDecoder(zr).Decode(v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// truthDecodeWallMS is the mean measured wall time of the decode steps, over
+// ranks, from the generator's truth.json.
+func truthDecodeWallMS(t *testing.T, dir string) float64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "truth.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var truth struct {
+		Steps    []struct{ Phase string }
+		Measured struct {
+			StepWallMS map[string][]float64 `json:"step_wall_ms"`
+		}
+	}
+	if err := json.Unmarshal(b, &truth); err != nil {
+		t.Fatal(err)
+	}
+	sum, n := 0.0, 0
+	for _, walls := range truth.Measured.StepWallMS {
+		for i, w := range walls {
+			if i < len(truth.Steps) && truth.Steps[i].Phase == "decode" {
+				sum, n = sum+w, n+1
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatalf("%s: no decode wall times", dir)
+	}
+	return sum / float64(n)
+}
+
+func TestCompareRealEagerCUDAGraph(t *testing.T) {
+	eager, graph := realRun(t, "eager"), realRun(t, "cudagraph")
+	base, head := analysePath(t, eager), analysePath(t, graph)
+	d, err := diff.Compare(base, head, diff.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s; launch delay p50 %.1f -> %.1f us; graph launches/step %.1f -> %.1f",
+		d.Headline, d.LaunchDelay.BaseP50US, d.LaunchDelay.HeadP50US, d.Step.BaseGraphLaunches, d.Step.HeadGraphLaunches)
+
+	// Step time: significant, and the ratio close to the measured wall
+	// clock's (CPU time per step, taken by the generator).
+	if d.Phase != "decode" || !d.Step.Significant || d.Step.DeltaUS >= 0 {
+		t.Errorf("decode step change %+v, want a significant drop", d.Step)
+	}
+	want := truthDecodeWallMS(t, graph) / truthDecodeWallMS(t, eager)
+	if got := d.Step.HeadUS / d.Step.BaseUS; math.Abs(got-want) > 0.2*want {
+		t.Errorf("step ratio head/base %.3f, measured wall clock %.3f", got, want)
+	}
+	// Launch delay: CUDA graphs launch one graph a step instead of every
+	// kernel, so the typical delay falls.
+	if l := d.LaunchDelay; l.BaseCount == 0 || l.HeadCount == 0 || l.DeltaP50US >= 0 {
+		t.Errorf("launch delay %+v, want p50 to fall", l)
+	}
+	if d.Step.BaseGraphLaunches != 0 || d.Step.HeadGraphLaunches < 1 {
+		t.Errorf("graph launches per step %.1f -> %.1f, want 0 -> at least 1", d.Step.BaseGraphLaunches, d.Step.HeadGraphLaunches)
+	}
+	// Kernels in one run only: what the diff names must be absent from the
+	// other run's traces, read directly; when the traces hold the same
+	// names, it must name none.
+	bn, hn := kernelNames(t, eager), kernelNames(t, graph)
+	for _, k := range d.Kernels.Added {
+		if bn[k.Name] || !hn[k.Name] {
+			t.Errorf("added kernel %q: in base %v, in head %v", k.Name, bn[k.Name], hn[k.Name])
+		}
+	}
+	for _, k := range d.Kernels.Removed {
+		if !bn[k.Name] || hn[k.Name] {
+			t.Errorf("removed kernel %q: in base %v, in head %v", k.Name, bn[k.Name], hn[k.Name])
+		}
+	}
+	if !d.Kernels.Complete {
+		t.Error("kernel lists incomplete")
+	}
+	if sameKeys(bn, hn) && len(d.Kernels.Added)+len(d.Kernels.Removed) != 0 {
+		t.Errorf("the traces run the same kernels, the diff names %d added, %d removed", len(d.Kernels.Added), len(d.Kernels.Removed))
+	}
+}
+
+// sameKeys reports whether two sets are equal.
+func sameKeys(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestCompareRealSelf(t *testing.T) {
+	r := analysePath(t, realRun(t, "eager"))
+	d, err := diff.Compare(r, r, diff.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Step.Significant || d.Step.Verdict != "within noise" {
+		t.Errorf("self diff step %+v", d.Step)
+	}
+	for id, b := range d.Buckets {
+		if b.Significant {
+			t.Errorf("self diff bucket %s significant: %+v", id, b)
+		}
+	}
+}
