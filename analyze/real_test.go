@@ -1,0 +1,151 @@
+package analyze
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"kinetoscope/ingest"
+)
+
+// truthFile is the part of sampletraces/real/*/truth.json the tests use.
+type truthFile struct {
+	DecodeSteps int `json:"decode_steps"`
+	PerRankStep struct {
+		AllReduce int `json:"allreduce"`
+		AllGather int `json:"allgather"`
+	} `json:"per_rank_per_step"`
+	Traces map[string]string `json:"traces"`
+}
+
+// TestRealTraces checks the analysis of the project's real TP-2 H200
+// traces against what their generator knows by construction, and the
+// AllReduce share of decode kernel time against an independent reading of
+// the trace files.
+func TestRealTraces(t *testing.T) {
+	for _, variant := range []string{"eager", "cudagraph", "p2p_disabled"} {
+		dir := filepath.Join(repoRoot(t), "sampletraces", "real", variant)
+		var truth truthFile
+		readJSON(t, filepath.Join(dir, "truth.json"), false, &truth)
+		set, err := ingest.Open(dir, ingest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Analyze(set, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Ranks) != 2 || r.Collectives == nil || r.Collectives.Matched == 0 {
+			t.Errorf("%s: %d ranks, collectives %+v", variant, len(r.Ranks), r.Collectives)
+		}
+		for _, rk := range r.Ranks {
+			if rk.Decode.Steps != truth.DecodeSteps {
+				t.Errorf("%s rank %d: %d decode steps, want %d", variant, rk.Rank, rk.Decode.Steps, truth.DecodeSteps)
+			}
+			for _, s := range rk.Steps {
+				if s.Phase == PhaseDecode && (s.Buckets[AllReduce].Count != truth.PerRankStep.AllReduce || s.Buckets[AllGather].Count != truth.PerRankStep.AllGather) {
+					t.Errorf("%s rank %d step %d: %d allreduce, %d allgather; want %d, %d", variant, rk.Rank, s.Index,
+						s.Buckets[AllReduce].Count, s.Buckets[AllGather].Count, truth.PerRankStep.AllReduce, truth.PerRankStep.AllGather)
+				}
+			}
+			if o := rk.Decode.Buckets[Other].ShareOfKernel; o >= 2 {
+				t.Errorf("%s rank %d: other is %.2f%% of decode kernel time: %+v", variant, rk.Rank, o, rk.Unclassified)
+			}
+			want := independentAllReduceShare(t, filepath.Join(dir, filepath.Base(rk.File)))
+			got := rk.Decode.Buckets[AllReduce].ShareOfKernel
+			t.Logf("%s rank %d: AllReduce %.2f%% of decode kernel time (independent %.2f%%), other %.2f%%",
+				variant, rk.Rank, got, want, rk.Decode.Buckets[Other].ShareOfKernel)
+			if math.Abs(got-want) > 0.5 {
+				t.Errorf("%s rank %d: AllReduce %.2f%% of decode kernel time, independent reading %.2f%%", variant, rk.Rank, got, want)
+			}
+		}
+	}
+}
+
+func readJSON(t *testing.T, path string, gz bool, v any) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var dec *json.Decoder
+	if gz {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec = json.NewDecoder(zr)
+	} else {
+		dec = json.NewDecoder(f)
+	}
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// independentAllReduceShare reads a trace with encoding/json alone: steps
+// start at the execute_context_* annotations, a GPU event belongs to the
+// step in which its launch (same correlation) ran, decode steps schedule no
+// context request, and AllReduce kernels are NCCL's ncclDevKernel_AllReduce.
+// It returns the AllReduce share of decode GPU time in percent.
+func independentAllReduceShare(t *testing.T, path string) float64 {
+	var tr struct {
+		TraceEvents []struct {
+			Cat  string         `json:"cat"`
+			Name string         `json:"name"`
+			Ts   float64        `json:"ts"`
+			Dur  float64        `json:"dur"`
+			Args map[string]any `json:"args"`
+		} `json:"traceEvents"`
+	}
+	readJSON(t, path, true, &tr)
+	type mark struct {
+		ts     float64
+		decode bool
+	}
+	var marks []mark
+	launch := map[float64]float64{}
+	for _, e := range tr.TraceEvents {
+		switch e.Cat {
+		case "user_annotation":
+			if strings.HasPrefix(e.Name, "execute_context_") {
+				marks = append(marks, mark{e.Ts, strings.HasPrefix(e.Name, "execute_context_0(")})
+			}
+		case "cuda_runtime", "cuda_driver":
+			if c, ok := e.Args["correlation"].(float64); ok {
+				launch[c] = e.Ts
+			}
+		}
+	}
+	sort.Slice(marks, func(i, j int) bool { return marks[i].ts < marks[j].ts })
+	var all, ar float64
+	for _, e := range tr.TraceEvents {
+		if e.Cat != "kernel" && e.Cat != "gpu_memcpy" && e.Cat != "gpu_memset" {
+			continue
+		}
+		ts := e.Ts
+		if c, ok := e.Args["correlation"].(float64); ok {
+			if l, ok := launch[c]; ok {
+				ts = l
+			}
+		}
+		i := sort.Search(len(marks), func(i int) bool { return marks[i].ts > ts }) - 1
+		if i < 0 || !marks[i].decode {
+			continue
+		}
+		all += e.Dur
+		if strings.HasPrefix(e.Name, "ncclDevKernel_AllReduce") {
+			ar += e.Dur
+		}
+	}
+	if all == 0 {
+		t.Fatalf("%s: no decode GPU time", path)
+	}
+	return 100 * ar / all
+}
