@@ -1,8 +1,6 @@
 package diff_test
 
 import (
-	"compress/gzip"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -111,19 +109,8 @@ func classify(name, cat string) string {
 // annotation, divided by the number of steps.
 func directPerStep(t *testing.T, path string) map[string]float64 {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var doc traceDoc
-	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	readGzipJSON(t, path, &doc)
 	var steps [][2]float64
 	launch := map[float64]float64{}
 	for _, e := range doc.TraceEvents {

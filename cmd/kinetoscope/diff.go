@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	json "github.com/goccy/go-json"
 
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
-	"kinetoscope/ingest"
 	"kinetoscope/render"
 )
 
@@ -41,19 +39,24 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	base, err := loadDiffSide(a.base, a.reports)
-	if err != nil {
-		return err
-	}
-	head, err := loadDiffSide(a.head, a.reports)
-	if err != nil {
-		return err
-	}
-	d, err := diff.Compare(base, head, a.opt)
+	d, err := comparePaths(a.base, a.head, a.reports, a.opt)
 	if err != nil {
 		return err
 	}
 	return render.WriteDiff(stdout, d, a.format)
+}
+
+// comparePaths loads two runs, as trace paths or (reports) saved JSON
+// reports, and compares them.
+func comparePaths(base, head string, reports bool, opt diff.Options) (*diff.Diff, error) {
+	var sides [2]*analyze.Report
+	for i, p := range []string{base, head} {
+		var err error
+		if sides[i], err = loadDiffSide(p, reports); err != nil {
+			return nil, err
+		}
+	}
+	return diff.Compare(sides[0], sides[1], opt)
 }
 
 // parseDiffArgs parses flags given before, between or after the two paths.
@@ -68,14 +71,8 @@ func parseDiffArgs(args []string, stderr io.Writer) (diffArgs, error) {
 	fs.StringVar(&a.format, "format", "table", "output format: "+strings.Join(render.DiffFormats(), ", "))
 	fs.StringVar(&a.opt.Phase, "phase", "decode", "steps compared: "+strings.Join(diff.Phases(), ", "))
 	fs.BoolVar(&a.reports, "reports", false, "BASE and HEAD are JSON reports from 'kinetoscope analyze --format json'")
-	fs.Func("rank", "compare this rank only (default: all ranks, pooled per step)", func(s string) error {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return fmt.Errorf("rank %q is not a number", s)
-		}
-		a.opt.Rank = &n
-		return nil
-	})
+	rank := -1
+	fs.Func("rank", "compare this rank only (default: all ranks, pooled per step)", intFlag(&rank))
 	var paths []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -95,6 +92,9 @@ func parseDiffArgs(args []string, stderr io.Writer) (diffArgs, error) {
 		return a, fmt.Errorf("unknown format %q (want one of %s)", a.format, strings.Join(render.DiffFormats(), ", "))
 	}
 	a.base, a.head = paths[0], paths[1]
+	if rank >= 0 {
+		a.opt.Rank = &rank
+	}
 	return a, nil
 }
 
@@ -137,15 +137,9 @@ func readReport(path string) (*analyze.Report, error) {
 	return &r, nil
 }
 
-// analyzePath ingests and analyses a trace path.
+// analyzePath ingests and analyses a trace path, listing every kernel so
+// that kernels in one run only are found however small.
 func analyzePath(path string) (*analyze.Report, error) {
-	set, err := ingest.Open(path, ingest.Options{})
-	if err != nil {
-		return nil, err
-	}
-	r, err := analyze.Analyze(set, analyze.Options{TopKernels: diff.AllKernels})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return r, nil
+	_, r, err := openAndAnalyze(path, analyze.Options{TopKernels: diff.AllKernels})
+	return r, err
 }

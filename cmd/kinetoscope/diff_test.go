@@ -96,7 +96,7 @@ func TestRunDiffErrors(t *testing.T) {
 	}{
 		{"one path", []string{"diff", base}, "want two paths"},
 		{"bad format", []string{"diff", base, base, "--reports", "--format", "svg"}, `unknown format "svg"`},
-		{"bad rank", []string{"diff", base, base, "--reports", "--rank", "x"}, `rank "x" is not a number`},
+		{"bad rank", []string{"diff", base, base, "--reports", "--rank", "x"}, `invalid value "x" for flag -rank`},
 		{"missing rank", []string{"diff", base, base, "--reports", "--rank", "3"}, "no rank 3"},
 		{"bad report", []string{"diff", base, bad, "--reports"}, "bad.json: not a JSON report"},
 		{"missing file", []string{"diff", base, filepath.Join(dir, "nope.json"), "--reports"}, "nope.json"},
