@@ -20,9 +20,14 @@ func newLaunchIndex(t *ingest.Trace) launchIndex {
 	if n == 0 {
 		return launchIndex{}
 	}
-	lo, hi := int64(1<<62), int64(-1<<62)
+	lo, hi := int64(1<<62), int64(0)
 	for _, l := range t.Launches.All() {
-		lo, hi = min(lo, l.Correlation), max(hi, l.Correlation)
+		if l.Correlation > 0 {
+			lo, hi = min(lo, l.Correlation), max(hi, l.Correlation)
+		}
+	}
+	if hi == 0 {
+		return launchIndex{}
 	}
 	var x launchIndex
 	if span := hi - lo + 1; span <= int64(4*n+1024) {
@@ -31,6 +36,9 @@ func newLaunchIndex(t *ingest.Trace) launchIndex {
 			x.dense[i] = -1
 		}
 		for i, l := range t.Launches.All() {
+			if l.Correlation <= 0 {
+				continue
+			}
 			if j := l.Correlation - lo; x.dense[j] < 0 || preferLaunch(l, t.Launches.At(int(x.dense[j]))) {
 				x.dense[j] = int32(i)
 			}
@@ -39,6 +47,9 @@ func newLaunchIndex(t *ingest.Trace) launchIndex {
 	}
 	x.sparse = make(map[int64]int32, n)
 	for i, l := range t.Launches.All() {
+		if l.Correlation <= 0 {
+			continue
+		}
 		if j, ok := x.sparse[l.Correlation]; !ok || preferLaunch(l, t.Launches.At(int(j))) {
 			x.sparse[l.Correlation] = int32(i)
 		}
@@ -52,8 +63,12 @@ func preferLaunch(a, b *ingest.Launch) bool {
 	return a.Kind == ingest.LaunchRuntime && b.Kind != ingest.LaunchRuntime
 }
 
-// find returns the index of the launch with correlation c, or -1.
+// find returns the index of the launch with correlation c, or -1. Zero
+// and negative ids (events without a correlation) find nothing.
 func (x *launchIndex) find(c int64) int32 {
+	if c <= 0 {
+		return -1
+	}
 	if x.dense != nil {
 		j := c - x.base
 		if j < 0 || j >= int64(len(x.dense)) {
