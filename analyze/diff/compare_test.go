@@ -326,3 +326,37 @@ func TestComparePhaseOption(t *testing.T) {
 		}
 	}
 }
+
+func TestCompareEdgeCases(t *testing.T) {
+	empty := makeReport("empty", makeRank(0, "", nil, nil))
+	full := makeReport("full", makeRank(0, "H100", decodeSteps(5, 100, 50, 40, 0), nil))
+	tests := []struct {
+		name       string
+		base, head *analyze.Report
+		wantErr    string
+	}{
+		{"no steps either side", empty, empty, ""},
+		{"no steps in base", empty, full, ""},
+		{"no ranks", makeReport("none"), full, "none: no ranks analysed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := Compare(tt.base, tt.head, Options{})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Step.Significant || d.Step.Verdict != verdictFewSteps {
+				t.Errorf("step %+v, want not enough steps", d.Step)
+			}
+			if _, err := json.Marshal(d); err != nil {
+				t.Errorf("marshal: %v", err)
+			}
+		})
+	}
+}

@@ -113,3 +113,49 @@ func TestRunDiffErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestRunDiffTraces(t *testing.T) {
+	// The same model on an H100 and an MI300: the MI300 run's attention
+	// kernel (attn_fwd) and hipBLASLt GEMMs (Cijk_...) exist in it only.
+	base := publicTracePath(t, "tracelens-h100-qwen1.5-0.5b.json.gz")
+	head := publicTracePath(t, "tracelens-mi300-qwen1.5-0.5b.json.gz")
+	code, out, errs := runCmd("diff", base, head, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var d struct {
+		Base    struct{ Path string }
+		Kernels struct {
+			Added   []struct{ Name string }
+			Removed []struct{ Name string }
+		}
+		Metadata []struct {
+			Key, Base, Head string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("output is not JSON: %v", err)
+	}
+	if d.Base.Path != base {
+		t.Errorf("base path %q, want %q", d.Base.Path, base)
+	}
+	has := func(ks []struct{ Name string }, prefix string) bool {
+		for _, k := range ks {
+			if strings.HasPrefix(k.Name, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	if !has(d.Kernels.Added, "attn_fwd") || !has(d.Kernels.Added, "Cijk_") {
+		t.Errorf("added kernels lack attn_fwd or Cijk_: %v", d.Kernels.Added)
+	}
+	if !has(d.Kernels.Removed, "sm90_xmma_gemm") {
+		t.Errorf("removed kernels lack the H100 sm90_xmma GEMM: %v", d.Kernels.Removed)
+	}
+	for _, m := range d.Metadata {
+		if m.Key == "gpu" && (!strings.Contains(m.Base, "H100") || !strings.Contains(m.Head, "MI300")) {
+			t.Errorf("gpu metadata %+v, want H100 -> MI300", m)
+		}
+	}
+}
