@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -81,6 +82,29 @@ func TestInferPhases(t *testing.T) {
 	for i, s := range train {
 		if s.Phase != PhaseUnknown {
 			t.Errorf("training step %d: phase %s, want unknown", i, s.Phase)
+		}
+	}
+}
+
+func TestInferredSteps(t *testing.T) {
+	b := newTraceBuilder()
+	for burst := range int64(3) {
+		base := burst * 10_000 * us1 // bursts 10 ms apart, 100 us of work each
+		for k := range int64(10) {
+			b.launched("nvjet_tst_x", base+k*10*us1, base+k*10*us1+5*us1, 8*us1)
+		}
+	}
+	r, err := Analyze(b.set(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rk := r.Ranks[0]
+	if rk.StepSource != SourceInferred || len(rk.Steps) != 3 || !strings.Contains(rk.StepEvidence, "2 idle gaps") {
+		t.Fatalf("inferred steps: %s %q, %d steps", rk.StepSource, rk.StepEvidence, len(rk.Steps))
+	}
+	for _, s := range rk.Steps {
+		if s.Kernels != 10 || s.KernelUS != 80 {
+			t.Errorf("step %d: %d kernels, %.0f us; want 10, 80", s.Index, s.Kernels, s.KernelUS)
 		}
 	}
 }
