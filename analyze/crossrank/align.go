@@ -3,12 +3,19 @@
 // wait.
 //
 // A collective kernel starts on each rank when that rank reaches it and then
-// spins until the last rank arrives. Matched across ranks, the time before
-// the last arrival is wait and the rest is transfer:
+// spins until the last rank arrives. Matched across ranks and put on one
+// clock, the time all ranks are inside the collective is transfer and the
+// rest of each rank's kernel is wait:
 //
-//	arrival    = latest start among the ranks (on one clock)
-//	wait on r  = arrival - start on r, clamped to [0, duration on r]
-//	transfer   = duration on r - wait on r
+//	arrival    = latest start among the ranks
+//	first end  = earliest end among the ranks
+//	transfer   = first end - arrival (at least 0), the same on every rank
+//	wait on r  = duration on r - transfer
+//	           = (arrival - start on r) + (end on r - first end)
+//
+// The second term of the wait, the spread of the ends, is small: about a
+// microsecond on one host over NVLink, up to about 16 µs through host
+// shared memory.
 //
 // Align matches the k-th instance of each (process group, collective kind)
 // sequence across the group's ranks, checks that kernel names, message sizes
@@ -44,10 +51,17 @@ type Options struct {
 	// LookAhead bounds how many collectives the matcher skips on one rank to
 	// resynchronise after a divergence; past it, pairing stops. Default 16.
 	LookAhead int
-	// ClockToleranceNS is how far apart the ends of one collective may be on
-	// ranks that share a clock. Default 5 µs: on one host they agree within
-	// about a microsecond.
-	ClockToleranceNS int64
+	// EndToleranceNS is how far apart the ends of one collective may be on
+	// two ranks (after the clock offset) for them to be paired. Default
+	// 50 µs: on one host they agree within a few µs over NVLink, within
+	// about 16 µs through host shared memory. Each pair must also be the
+	// nearest for both ranks, so a collective missing on one rank does not
+	// shift later pairs.
+	EndToleranceNS int64
+	// SharedClockNS is how far the median difference of the ends may be
+	// from zero for two ranks to be taken as sharing one clock; past it the
+	// offset is estimated. Default 5 µs.
+	SharedClockNS int64
 	// MaxMismatches bounds Alignment.Mismatches. Default 20.
 	MaxMismatches int
 }
@@ -56,8 +70,11 @@ func (o Options) withDefaults() Options {
 	if o.LookAhead <= 0 {
 		o.LookAhead = 16
 	}
-	if o.ClockToleranceNS <= 0 {
-		o.ClockToleranceNS = 5_000
+	if o.EndToleranceNS <= 0 {
+		o.EndToleranceNS = 50_000
+	}
+	if o.SharedClockNS <= 0 {
+		o.SharedClockNS = 5_000
 	}
 	if o.MaxMismatches <= 0 {
 		o.MaxMismatches = 20
@@ -81,7 +98,9 @@ type Alignment struct {
 	Stragglers []Straggler
 	// Mismatches describes, in words, collectives that could not be paired.
 	Mismatches []string
-	// Note is SingleRankNote for one rank, else empty.
+	// Note is SingleRankNote for one trace, else empty. When that trace is
+	// one rank of several, its collectives count as Unmatched and
+	// Mismatches names the missing ranks.
 	Note string
 	// Warnings are problems with the input that did not stop the alignment.
 	Warnings []string
@@ -121,13 +140,35 @@ func Align(traces []*ingest.Trace, classify Classifier, opt Options) (*Alignment
 		a.Ranks[i].TimeBaseNS = in.bases[i]
 	}
 	if len(traces) == 1 {
-		a.Clock, a.Note = ClockSingle, SingleRankNote
-		a.Ranks[0].finishSingle(in.seqs)
+		alignSingle(a, in)
 		return a, nil
 	}
 	m := newMatcher(in, opt)
 	m.run(a)
 	return a, nil
+}
+
+// alignSingle fills a for one trace. When the trace says it is one rank of
+// several, its collectives count as unmatched and the missing ranks are
+// named.
+func alignSingle(a *Alignment, in *input) {
+	a.Clock, a.Note = ClockSingle, SingleRankNote
+	r := a.Ranks[0]
+	r.finishSingle(in.seqs)
+	g := in.groups[0]
+	if len(g.members) < 2 || r.Collectives == 0 {
+		return
+	}
+	var missing []int
+	for _, m := range g.members {
+		if m != r.Rank {
+			missing = append(missing, m)
+		}
+	}
+	a.Unmatched = r.Collectives
+	a.Mismatches = append(a.Mismatches, fmt.Sprintf(
+		"only rank %d of %s has a trace: no trace for rank(s) %s, so none of its %d collectives can be split",
+		r.Rank, rankRanges(g.members), rankRanges(missing), r.Collectives))
 }
 
 // rankNumbers returns the rank of each trace. When a rank is unknown the

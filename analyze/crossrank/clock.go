@@ -8,24 +8,12 @@ const ClockUnknown = "unknown"
 
 // pairClock relates the clock of one trace to its reference trace's.
 type pairClock struct {
-	paired, possible int // collectives paired on a shared clock, of those pairable
-	estPaired        int // collectives paired with the estimated offset
+	paired, possible int     // collectives paired on a shared clock, of those pairable
+	estPaired        int     // collectives paired with the estimated offset
+	zeroDiffs        []int64 // end differences of the pairs on a shared clock
 	shared           bool
 	estimated        bool
 	off              int64 // added to the trace's times to reach the reference's clock
-	tol              int64 // how far apart matched ends may be, after off
-}
-
-// robustOffset returns the median of diffs and a matching tolerance: four
-// median absolute deviations, at least minTol and at most ten times it.
-func robustOffset(diffs []int64, minTol int64) (off, tol int64) {
-	off = median(diffs)
-	dev := make([]int64, len(diffs))
-	for i, d := range diffs {
-		dev[i] = abs64(d - off)
-	}
-	tol = min(max(4*median(dev), minTol), 10*minTol)
-	return off, tol
 }
 
 // median returns the median of xs (the lower middle for an even count);

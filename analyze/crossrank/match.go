@@ -93,7 +93,7 @@ func (m *matcher) run(a *Alignment) {
 // the hypothesis of a shared clock, then, for the rank pairs whose ends do
 // not agree on one clock, with an estimated offset.
 func (m *matcher) pairAll() {
-	tol := m.opt.ClockToleranceNS
+	tol := m.opt.EndToleranceNS
 	for _, p := range m.plans {
 		p.pairs = make([]pairing, len(p.parts))
 		for k := 1; k < len(p.parts); k++ {
@@ -102,6 +102,7 @@ func (m *matcher) pairAll() {
 			c := m.clock(p.parts[0], p.parts[k])
 			c.paired += p.pairs[k].n
 			c.possible += min(len(a), len(b))
+			c.zeroDiffs = p.pairs[k].endDiffs(a, b, c.zeroDiffs)
 		}
 	}
 	for key, c := range m.clocks {
@@ -111,24 +112,27 @@ func (m *matcher) pairAll() {
 
 // decide chooses between a shared clock and an estimated offset for the
 // rank pair key. Either must pair at least half of the pairable
-// collectives; a shared clock wins when it pairs all of them, or no fewer
-// than the estimate (periodic runs make an offset of whole periods look
-// like a shared clock: comparing the two keeps the better pairing). When
-// neither does, the pair's clocks stay unrelated and nothing is paired.
+// collectives. A shared clock also needs the median end difference within
+// SharedClockNS of zero; it wins when it pairs all the collectives, or no
+// fewer than the estimate (periodic runs make an offset of whole periods
+// look like a shared clock: comparing the two keeps the better pairing).
+// When neither will do, the pair's clocks stay unrelated and nothing is
+// paired.
 func (m *matcher) decide(key [2]int, c *pairClock) {
-	if c.possible > 0 && c.paired == c.possible {
+	zeroOK := c.paired > 0 && 2*c.paired >= c.possible && abs64(median(c.zeroDiffs)) <= m.opt.SharedClockNS
+	c.zeroDiffs = nil
+	if zeroOK && c.paired == c.possible {
 		c.shared = true
 		return
 	}
 	zero := m.pairingsOf(key)
 	estOK := m.estimate(key, c) && 2*c.estPaired >= c.possible
-	zeroOK := c.paired > 0 && 2*c.paired >= c.possible
 	switch {
 	case zeroOK && (!estOK || c.paired >= c.estPaired):
-		c.shared, c.estimated, c.off, c.tol = true, false, 0, 0
+		c.shared, c.estimated, c.off = true, false, 0
 		m.setPairings(key, zero)
 	case !estOK:
-		c.estimated, c.off, c.tol = false, 0, 0
+		c.estimated, c.off = false, 0
 		for i := range zero {
 			zero[i] = newPairing(len(zero[i].toB))
 		}
@@ -170,7 +174,8 @@ func (m *matcher) clock(ref, r int) *pairClock {
 }
 
 // estimate estimates the clock offset of trace key[1] against key[0] from
-// the collectives paired by order and signature, then pairs them again by
+// the collectives paired by order and signature (the median difference of
+// their ends), then pairs them again by
 // end with that offset. It says whether there was anything to estimate
 // from.
 func (m *matcher) estimate(key [2]int, c *pairClock) bool {
@@ -183,11 +188,11 @@ func (m *matcher) estimate(key [2]int, c *pairClock) bool {
 	if len(diffs) == 0 {
 		return false
 	}
-	c.off, c.tol = robustOffset(diffs, m.opt.ClockToleranceNS)
+	c.off = median(diffs)
 	c.estimated, c.estPaired = true, 0
 	for _, p := range m.plans {
 		if k := p.index(key[1]); k > 0 && p.parts[0] == key[0] {
-			p.pairs[k] = pairByEnd(p.seq.items[key[0]], p.seq.items[key[1]], c.off, c.tol)
+			p.pairs[k] = pairByEnd(p.seq.items[key[0]], p.seq.items[key[1]], c.off, m.opt.EndToleranceNS)
 			c.estPaired += p.pairs[k].n
 		}
 	}

@@ -18,6 +18,16 @@ func newPairing(n int) pairing {
 	return p
 }
 
+// endDiffs appends a's end minus b's for each pair to diffs.
+func (p *pairing) endDiffs(a, b []item, diffs []int64) []int64 {
+	for i, j := range p.toB {
+		if j >= 0 {
+			diffs = append(diffs, a[i].end-b[j].end)
+		}
+	}
+	return diffs
+}
+
 // compatible says whether two items may be one collective: same signature
 // and, when both have one, the same sequence number.
 func compatible(x, y *item) bool {

@@ -42,12 +42,11 @@ type rawTrace struct {
 }
 
 type rawEvent struct {
-	Ph   string         `json:"ph"`
-	Cat  string         `json:"cat"`
-	Name string         `json:"name"`
-	TS   float64        `json:"ts"`
-	Dur  float64        `json:"dur"`
-	Args map[string]any `json:"args"`
+	Ph   string  `json:"ph"`
+	Cat  string  `json:"cat"`
+	Name string  `json:"name"`
+	TS   float64 `json:"ts"`
+	Dur  float64 `json:"dur"`
 }
 
 func readRaw(t *testing.T, path string) *rawTrace {
@@ -139,4 +138,97 @@ func TestPublicSingleRank(t *testing.T) {
 	if r.TimeBaseNS != raw.BaseTimeNanoseconds || raw.BaseTimeNanoseconds == 0 {
 		t.Errorf("time base %d, want baseTimeNanoseconds %d", r.TimeBaseNS, raw.BaseTimeNanoseconds)
 	}
+}
+
+// without returns a copy of t without the GPU events drop selects.
+func without(t *ingest.Trace, drop func(ev *ingest.GPUEvent, k int) bool) *ingest.Trace {
+	c := *t
+	c.GPU = ingest.Chunks[ingest.GPUEvent]{}
+	k := 0 // index among the collectives
+	for _, ev := range t.GPU.All() {
+		_, coll := Classify(t, ev)
+		if !coll || !drop(ev, k) {
+			c.GPU.Append(*ev)
+		}
+		if coll {
+			k++
+		}
+	}
+	return &c
+}
+
+// TestRealDamaged damages one rank of the real eager H200 run (cut short,
+// started late, one collective lost, file missing) and checks that what is
+// left is reported unmatched and the rest paired exactly as in the whole
+// run.
+func TestRealDamaged(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join(repoRoot(t), "sampletraces", "real", "eager", "*.pt.trace.json.gz"))
+	if err != nil || len(paths) != 2 {
+		t.Fatalf("traces %v, %v", paths, err)
+	}
+	whole := readTraces(t, paths...)
+	full, err := Align(whole, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 297 // collectives per rank
+	tests := []struct {
+		name      string
+		rank      int // the damaged rank; the other keeps its event indices
+		drop      func(ev *ingest.GPUEvent, k int) bool
+		matched   int
+		mismatch  string
+		singleOut bool // the damaged rank's file is left out
+	}{
+		{name: "cut short", rank: 1, drop: func(_ *ingest.GPUEvent, k int) bool { return k >= 250 },
+			matched: 250, mismatch: "allreduce: collectives by rank 0:264 1:223, unmatched 0:41 1:0; rank 0 has 41 after the others' last (a trace cut short?)"},
+		{name: "started late", rank: 1, drop: func(_ *ingest.GPUEvent, k int) bool { return k < 5 },
+			matched: 292, mismatch: "rank 0 has 5 before the others' first (a profiler started later?)"},
+		{name: "one lost", rank: 0, drop: func(_ *ingest.GPUEvent, k int) bool { return k == 100 },
+			matched: 296, mismatch: "unmatched 0:0 1:1"},
+		{name: "file missing", rank: 1, singleOut: true, matched: 0,
+			mismatch: "only rank 0 of 0-1 has a trace: no trace for rank(s) 1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			traces := []*ingest.Trace{whole[0], whole[1]}
+			if tc.singleOut {
+				traces = traces[:1]
+			} else {
+				traces[tc.rank] = without(whole[tc.rank], tc.drop)
+			}
+			a, err := Align(traces, nil, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			left := n - tc.matched
+			if tc.drop != nil {
+				left = 2*n - 2*tc.matched - (n - len(collectiveIndices(traces[tc.rank])))
+			}
+			if a.Matched != tc.matched || a.Unmatched != left {
+				t.Errorf("matched %d unmatched %d, want %d %d", a.Matched, a.Unmatched, tc.matched, left)
+			}
+			checkMismatch(t, a.Mismatches, tc.mismatch)
+			q := 1 - tc.rank
+			if tc.singleOut {
+				return
+			}
+			for gi, s := range a.Ranks[q].All() {
+				if w, _ := full.Ranks[q].Split(gi); w != s {
+					t.Errorf("rank %d event %d: split %+v, whole run %+v", q, gi, s, w)
+				}
+			}
+		})
+	}
+}
+
+// collectiveIndices returns the GPU event indices of t's collectives.
+func collectiveIndices(t *ingest.Trace) []int {
+	var out []int
+	for i, ev := range t.GPU.All() {
+		if _, ok := Classify(t, ev); ok {
+			out = append(out, i)
+		}
+	}
+	return out
 }

@@ -179,13 +179,17 @@ func (s *scenario) wantInstance(e *expected, in *instance, k int) {
 			second = st
 		}
 	}
+	firstEnd := in.end + endJitter(ms[0], k)
+	for _, r := range ms {
+		firstEnd = min(firstEnd, in.end+endJitter(r, k))
+	}
+	transfer := max(firstEnd-arrival, 0)
 	for q, r := range ms {
 		dur := in.end + endJitter(r, k) - in.starts[q]
-		wait := min(arrival-in.starts[q], dur)
 		if e.split[r] == nil {
 			e.split[r] = map[int]Split{}
 		}
-		e.split[r][k] = Split{WaitNS: wait, TransferNS: dur - wait}
+		e.split[r][k] = Split{WaitNS: dur - transfer, TransferNS: transfer}
 	}
 	if len(ms) > 1 && arrival > second {
 		st := e.late[last]

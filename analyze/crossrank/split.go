@@ -52,13 +52,17 @@ func (m *matcher) matchInstances(p *plan, a *Alignment, matched [][]bool) {
 		if !p.instance(k, its) {
 			continue
 		}
+		firstEnd := its[0].end
 		for q, it := range its {
 			starts[q] = it.start + offs[q]
+			firstEnd = min(firstEnd, it.end+offs[q])
 		}
 		arrival := m.recordLate(p, starts)
+		// Transfer is the time every rank is in the collective, from the
+		// last arrival to the first end; the rest of each kernel is wait.
+		transfer := max(firstEnd-arrival, 0)
 		for q, it := range its {
-			wait := min(max(arrival-starts[q], 0), it.dur())
-			a.Ranks[p.parts[q]].addMatched(it, Split{WaitNS: wait, TransferNS: it.dur() - wait})
+			a.Ranks[p.parts[q]].addMatched(it, Split{WaitNS: it.dur() - transfer, TransferNS: transfer})
 		}
 		for q := range its {
 			matched[p.parts[q]][p.itemIndex(q, k)] = true
@@ -161,7 +165,64 @@ func (m *matcher) reason(p *plan) string {
 				m.in.ranks[ref], m.in.ranks[p.parts[q]])
 		}
 	}
+	if e := m.edges(p); e != "" {
+		return e
+	}
 	return "; no counterpart ending at the same time on the other rank(s)"
+}
+
+// edges names the collectives of p that end before the first or after the
+// last collective of another participant: a profiler started later, or a
+// trace cut short. "" when there are none.
+func (m *matcher) edges(p *plan) string {
+	tol := m.opt.EndToleranceNS
+	var first, last int64
+	for q, i := range p.parts {
+		its := p.seq.items[i]
+		if len(its) == 0 {
+			return ""
+		}
+		off := m.offsetOf(p, q)
+		f, l := its[0].end+off, its[len(its)-1].end+off
+		if q == 0 || f > first {
+			first = f
+		}
+		if q == 0 || l < last {
+			last = l
+		}
+	}
+	var out []string
+	for q, i := range p.parts {
+		off := m.offsetOf(p, q)
+		before, after := 0, 0
+		for _, it := range p.seq.items[i] {
+			switch e := it.end + off; {
+			case e < first-tol:
+				before++
+			case e > last+tol:
+				after++
+			}
+		}
+		if before > 0 {
+			out = append(out, fmt.Sprintf("rank %d has %d before the others' first (a profiler started later?)", m.in.ranks[i], before))
+		}
+		if after > 0 {
+			out = append(out, fmt.Sprintf("rank %d has %d after the others' last (a trace cut short?)", m.in.ranks[i], after))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(out, "; ")
+}
+
+// offsetOf returns the clock offset of participant q against the
+// reference.
+func (m *matcher) offsetOf(p *plan, q int) int64 {
+	if q == 0 {
+		return 0
+	}
+	return m.clocks[[2]int{p.parts[0], p.parts[q]}].off
 }
 
 // rankRanges writes sorted ranks compactly: "2-5 7".
