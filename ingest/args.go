@@ -7,7 +7,6 @@ type argVals struct {
 	hasCorr, hasStream, hasDev   bool
 	grid, block                  [3]int32
 	name                         []byte // args.name of metadata events
-	nameEsc                      bool
 	coll                         rawColl
 }
 
@@ -15,58 +14,65 @@ type argVals struct {
 type rawColl struct {
 	present                bool
 	name, dtype, pg, ranks []byte
-	esc                    [4]bool // escapes in name, dtype, pg, ranks
 	in, out, seq, group    int64
 }
 
-// args parses the args object of ev. The object is complete in buf (its
-// brackets were matched while scanning the event).
+// args parses the args object of ev into a, unless the event scan already
+// did. The object is complete in buf: its brackets were matched while
+// scanning the event.
 func (s *scanner) args(ev *rawEvent, a *argVals) error {
+	if ev.argsParsed {
+		return nil
+	}
 	*a = argVals{coll: rawColl{seq: -1}}
 	if ev.args < 0 {
 		return nil
 	}
-	i := s.ws(ev.args + 1)
-	if i < ev.argsEnd && s.buf[i] == '}' {
-		return nil
+	if _, err := s.parseArgs(ev.args, a); err != nil {
+		if err == errShort {
+			return s.syntax(ev.args, "malformed args object")
+		}
+		return err
 	}
-	for i < ev.argsEnd {
+	return nil
+}
+
+// parseArgs parses the args object at i into a and returns the position
+// after it.
+func (s *scanner) parseArgs(i int, a *argVals) (int, error) {
+	*a = argVals{coll: rawColl{seq: -1}}
+	b := s.buf
+	i = s.ws(i + 1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
 		key, next, err := s.key(i)
 		if err != nil {
-			return s.inArgs(ev, err)
+			return 0, err
 		}
 		if i, err = s.argField(key, next, a); err != nil {
-			return s.inArgs(ev, err)
+			return 0, err
 		}
 		i = s.ws(i)
-		if i >= ev.argsEnd {
-			break
+		if i >= len(b) {
+			return 0, errShort
 		}
-		switch s.buf[i] {
+		switch b[i] {
 		case ',':
 			i = s.ws(i + 1)
 		case '}':
-			return nil
+			return i + 1, nil
 		default:
-			return s.unexpected(i, "',' or '}' in args")
+			return 0, s.unexpected(i, "',' or '}' in args")
 		}
 	}
-	return s.syntax(ev.args, "unterminated args object")
-}
-
-// inArgs turns errShort inside a complete args object into a syntax error.
-func (s *scanner) inArgs(ev *rawEvent, err error) error {
-	if err == errShort {
-		return s.syntax(ev.args, "malformed args object")
-	}
-	return err
 }
 
 // argField parses the value at i for an args key.
 func (s *scanner) argField(key []byte, i int, a *argVals) (int, error) {
 	var raw []byte
-	var esc bool
-	next, err := s.argValue(i, &raw, &esc)
+	next, err := s.argValue(i, &raw)
 	if err != nil {
 		return 0, err
 	}
@@ -87,15 +93,15 @@ func (s *scanner) argField(key []byte, i int, a *argVals) (int, error) {
 	case "block":
 		a.block = dims(raw)
 	case "name":
-		a.name, a.nameEsc = raw, esc
+		a.name = raw
 	case "Collective name":
-		c.present, c.name, c.esc[0] = true, raw, esc
+		c.present, c.name = true, raw
 	case "dtype":
-		c.dtype, c.esc[1] = raw, esc
+		c.dtype = raw
 	case "Process Group Name":
-		c.pg, c.esc[2] = raw, esc
+		c.pg = raw
 	case "Process Group Ranks":
-		c.ranks, c.esc[3] = raw, esc
+		c.ranks = raw
 	case "In msg nelems":
 		c.in, _ = parseInt(raw)
 	case "Out msg nelems":
@@ -112,10 +118,10 @@ func (s *scanner) argField(key []byte, i int, a *argVals) (int, error) {
 
 // argValue scans any value at i: a string's raw content, or the text of a
 // literal, array or object.
-func (s *scanner) argValue(i int, raw *[]byte, esc *bool) (int, error) {
+func (s *scanner) argValue(i int, raw *[]byte) (int, error) {
 	if i < len(s.buf) && s.buf[i] == '"' {
-		r, e, next, err := s.str(i)
-		*raw, *esc = r, e
+		r, next, err := s.str(i)
+		*raw = r
 		return next, err
 	}
 	next, err := s.skip(i)

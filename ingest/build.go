@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -11,7 +12,6 @@ type builder struct {
 	threads  map[string]int32 // pid "\x00" tid -> index in t.Threads
 	key      []byte           // scratch for thread keys
 	ev       rawEvent
-	a        argVals
 	cats     [numCategories]int64
 	other    map[string]int64
 	badTimes int64 // kept-category events whose ts or dur did not parse
@@ -32,7 +32,7 @@ func newBuilder(path string) *builder {
 // add counts the event in ev and keeps what the model needs.
 func (p *builder) add(s *scanner, ev *rawEvent) error {
 	p.t.Counts.Events++
-	c := classify(ev.cat)
+	c := ev.class
 	if c == catOther {
 		if n, ok := p.other[string(ev.cat)]; ok {
 			p.other[string(ev.cat)] = n + 1
@@ -42,10 +42,13 @@ func (p *builder) add(s *scanner, ev *rawEvent) error {
 	} else {
 		p.cats[c]++
 	}
-	switch c {
-	case catPython:
+	if c == catPython {
 		p.t.Counts.PythonFunctions++
+	}
+	if ev.dropped {
 		return nil
+	}
+	switch c {
 	case catNone:
 		if string(ev.ph) == "M" {
 			return p.metadataEvent(s, ev)
@@ -69,7 +72,7 @@ func (p *builder) add(s *scanner, ev *rawEvent) error {
 		p.badTimes++
 		return nil
 	}
-	if err := s.args(ev, &p.a); err != nil {
+	if err := s.args(ev, &ev.a); err != nil {
 		return err
 	}
 	return p.keep(c, ev, start, dur)
@@ -77,7 +80,7 @@ func (p *builder) add(s *scanner, ev *rawEvent) error {
 
 // keep stores an X event of a kept category.
 func (p *builder) keep(c category, ev *rawEvent, start, dur int64) error {
-	a := &p.a
+	a := &ev.a
 	switch c {
 	case catKernel, catMemcpy, catMemset:
 		p.gpuEvent(c, ev, start, dur)
@@ -110,7 +113,7 @@ func (p *builder) keep(c category, ev *rawEvent, start, dur int64) error {
 
 // gpuEvent stores a kernel, memcpy or memset.
 func (p *builder) gpuEvent(c category, ev *rawEvent, start, dur int64) {
-	a := &p.a
+	a := &ev.a
 	g := GPUEvent{Start: start, Dur: dur, Correlation: a.correlation, ExternalID: a.external,
 		Bytes: a.bytes, Name: p.name(ev), Stream: int32(a.stream), Device: int16(a.device),
 		Kind: KindKernel, Coll: NoCollective, Grid: a.grid, Block: a.block}
@@ -138,9 +141,9 @@ func (p *builder) gpuEvent(c category, ev *rawEvent, start, dur int64) {
 // collective interns the collective args.
 func (p *builder) collective(c *rawColl) CollectiveArgs {
 	return CollectiveArgs{
-		Name: p.intern(c.name, c.esc[0]), InNelems: c.in, OutNelems: c.out,
-		Dtype: p.intern(c.dtype, c.esc[1]), GroupSize: int32(c.group),
-		PGName: p.intern(c.pg, c.esc[2]), PGRanks: p.intern(c.ranks, c.esc[3]), SeqNum: c.seq,
+		Name: p.intern(c.name), InNelems: c.in, OutNelems: c.out,
+		Dtype: p.intern(c.dtype), GroupSize: int32(c.group),
+		PGName: p.intern(c.pg), PGRanks: p.intern(c.ranks), SeqNum: c.seq,
 	}
 }
 
@@ -150,10 +153,10 @@ func (p *builder) metadataEvent(s *scanner, ev *rawEvent) error {
 	if kind != "process_name" && kind != "thread_name" {
 		return nil
 	}
-	if err := s.args(ev, &p.a); err != nil {
+	if err := s.args(ev, &ev.a); err != nil {
 		return err
 	}
-	name := p.t.Strings.Get(p.intern(p.a.name, p.a.nameEsc))
+	name := p.t.Strings.Get(p.intern(ev.a.name))
 	if kind == "process_name" {
 		p.t.ProcessNames[string(ev.pid)] = name
 	} else {
@@ -163,11 +166,11 @@ func (p *builder) metadataEvent(s *scanner, ev *rawEvent) error {
 }
 
 // name interns the event's name.
-func (p *builder) name(ev *rawEvent) StrID { return p.intern(ev.name, ev.nameEsc) }
+func (p *builder) name(ev *rawEvent) StrID { return p.intern(ev.name) }
 
 // intern interns a raw JSON string, decoding escapes when it has any.
-func (p *builder) intern(raw []byte, esc bool) StrID {
-	if !esc {
+func (p *builder) intern(raw []byte) StrID {
+	if bytes.IndexByte(raw, '\\') < 0 {
 		return p.t.Strings.InternBytes(raw)
 	}
 	return p.t.Strings.Intern(unescape(raw))

@@ -5,13 +5,29 @@ package ingest
 // (escapes not decoded), numbers are their text.
 type rawEvent struct {
 	ph, cat, name, pid, tid, ts, dur []byte
-	nameEsc                          bool
+	class                            category // of cat, once cat is read
+	dropped                          bool     // the body was skipped: only cat is known
+	argsParsed                       bool     // args were parsed into a during the scan
+	a                                argVals
 	args, argsEnd                    int // position of the args object in buf; args is -1 if none
+}
+
+// droppable reports whether what is known of ev already says the reader
+// keeps nothing of it but its category.
+func (ev *rawEvent) droppable() bool {
+	switch ev.class {
+	case catPython, catAC2G, catFwdBwd, catAsyncCPUToGPU, catCPUInstant, catOverhead, catTrace, catOther:
+		return true
+	case catCPUOp:
+		return ev.name != nil && string(ev.name) != "record_param_comms"
+	}
+	return false
 }
 
 // event parses the event object at i into ev.
 func (s *scanner) event(i int, ev *rawEvent) (int, error) {
-	*ev = rawEvent{args: -1}
+	ev.ph, ev.cat, ev.name, ev.pid, ev.tid, ev.ts, ev.dur = nil, nil, nil, nil, nil, nil, nil
+	ev.class, ev.dropped, ev.argsParsed, ev.args, ev.argsEnd = catNone, false, false, -1, 0
 	b := s.buf
 	if i >= len(b) {
 		return 0, errShort
@@ -30,6 +46,10 @@ func (s *scanner) event(i int, ev *rawEvent) (int, error) {
 		}
 		if i, err = s.eventField(key, next, ev); err != nil {
 			return 0, err
+		}
+		if ev.droppable() {
+			ev.dropped = true
+			return s.skipRest(i)
 		}
 		i = s.ws(i)
 		if i >= len(b) {
@@ -56,7 +76,7 @@ func (s *scanner) key(i int) ([]byte, int, error) {
 	if b[i] != '"' {
 		return nil, 0, s.unexpected(i, "an object key")
 	}
-	key, _, next, err := s.str(i)
+	key, next, err := s.str(i)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -78,20 +98,28 @@ func (s *scanner) key(i int) ([]byte, int, error) {
 func (s *scanner) eventField(key []byte, i int, ev *rawEvent) (int, error) {
 	switch string(key) {
 	case "ph":
-		return s.text(i, &ev.ph, nil)
+		return s.text(i, &ev.ph)
 	case "cat":
-		return s.text(i, &ev.cat, nil)
+		next, err := s.text(i, &ev.cat)
+		ev.class = classify(ev.cat)
+		return next, err
 	case "name":
-		return s.text(i, &ev.name, &ev.nameEsc)
+		return s.text(i, &ev.name)
 	case "pid":
-		return s.text(i, &ev.pid, nil)
+		return s.text(i, &ev.pid)
 	case "tid":
-		return s.text(i, &ev.tid, nil)
+		return s.text(i, &ev.tid)
 	case "ts":
-		return s.text(i, &ev.ts, nil)
+		return s.text(i, &ev.ts)
 	case "dur":
-		return s.text(i, &ev.dur, nil)
+		return s.text(i, &ev.dur)
 	case "args":
+		if s.buf[i] == '{' && ev.class != catNone {
+			// Kept categories: parse args in the same pass.
+			next, err := s.parseArgs(i, &ev.a)
+			ev.args, ev.argsEnd, ev.argsParsed = i, next, err == nil
+			return next, err
+		}
 		if s.buf[i] == '{' {
 			next, err := s.skipContainer(i)
 			ev.args, ev.argsEnd = i, next
@@ -103,18 +131,15 @@ func (s *scanner) eventField(key []byte, i int, ev *rawEvent) (int, error) {
 
 // text parses the scalar at i into dst: a string's raw content or a
 // literal's text. An object or array is skipped and leaves dst nil.
-func (s *scanner) text(i int, dst *[]byte, esc *bool) (int, error) {
+func (s *scanner) text(i int, dst *[]byte) (int, error) {
 	b := s.buf
 	if i >= len(b) {
 		return 0, errShort
 	}
 	switch b[i] {
 	case '"':
-		raw, e, next, err := s.str(i)
+		raw, next, err := s.str(i)
 		*dst = raw
-		if esc != nil {
-			*esc = e
-		}
 		return next, err
 	case '{', '[':
 		*dst = nil

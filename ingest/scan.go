@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -85,42 +84,24 @@ func (s *scanner) unexpected(i int, want string) error {
 // ws skips JSON whitespace from i.
 func (s *scanner) ws(i int) int {
 	b := s.buf
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\n', '\r', '\t':
-			i++
-		default:
-			return i
+	for i < len(b) && b[i] <= ' ' {
+		if c := b[i]; c != ' ' && c != '\n' && c != '\r' && c != '\t' {
+			break
 		}
+		i++
 	}
 	return i
 }
 
 // str scans the string that starts at i (b[i] == '"'). It returns its raw
-// content (escapes left as they are), whether it holds a backslash, and the
-// position after the closing quote.
-func (s *scanner) str(i int) (raw []byte, esc bool, next int, err error) {
-	b := s.buf
-	j := i + 1
-	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return nil, false, 0, errShort
-		}
-		q := j + k
-		if bytes.IndexByte(b[i+1:q], '\\') < 0 {
-			return b[i+1 : q], esc, q + 1, nil
-		}
-		esc = true
-		n := 0
-		for p := q - 1; p > i && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return b[i+1 : q], true, q + 1, nil
-		}
-		j = q + 1
+// content (escapes left as they are) and the position after the closing
+// quote.
+func (s *scanner) str(i int) (raw []byte, next int, err error) {
+	q := closingQuote(s.buf, i+1)
+	if q < 0 {
+		return nil, 0, errShort
 	}
+	return s.buf[i+1 : q], q + 1, nil
 }
 
 // literal scans a number, true, false or null at i and returns its text.
@@ -151,7 +132,7 @@ func (s *scanner) skip(i int) (int, error) {
 	}
 	switch s.buf[i] {
 	case '"':
-		_, _, next, err := s.str(i)
+		_, next, err := s.str(i)
 		return next, err
 	case '{', '[':
 		return s.skipContainer(i)
@@ -172,7 +153,7 @@ func (s *scanner) skipContainer(i int) (int, error) {
 	for i < len(b) {
 		switch c := b[i]; c {
 		case '"':
-			_, _, next, err := s.str(i)
+			_, next, err := s.str(i)
 			if err != nil {
 				return 0, err
 			}

@@ -1,0 +1,38 @@
+package ingest
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// Eight-bytes-at-a-time search ("SIMD within a register"): the hot loops
+// look for a quote in runs of ordinary bytes, and most strings in a trace
+// are too short for bytes.IndexByte's call to pay off.
+
+const (
+	lows  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// eq returns a word with the high bit set in the lowest byte of x equal to
+// c (and possibly in higher bytes: callers use only the lowest).
+func eq(x uint64, c byte) uint64 {
+	v := x ^ (lows * uint64(c))
+	return (v - lows) &^ v & highs
+}
+
+// indexQuote returns the position of the first '"' in b at or after j, or
+// -1.
+func indexQuote(b []byte, j int) int {
+	for ; j+8 <= len(b); j += 8 {
+		if m := eq(binary.LittleEndian.Uint64(b[j:]), '"'); m != 0 {
+			return j + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; j < len(b); j++ {
+		if b[j] == '"' {
+			return j
+		}
+	}
+	return -1
+}
