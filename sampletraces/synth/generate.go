@@ -253,6 +253,7 @@ func phaseCounts(cfg *Config, pp *phasePlan, steps []stepInfo) PhaseCounts {
 			pc.CPUOps++
 			if pp.launches[u.launch].kernels[0].coll != nil {
 				pc.CPUOps++
+				pc.CommOps++
 			}
 		}
 		pc.PythonFunctions += k

@@ -55,8 +55,11 @@ type PhaseCounts struct {
 	GraphLaunches int `json:"graph_launches"`
 	GraphKernels  int `json:"graph_kernels"`
 	// Launches counts runtime/driver calls that launch GPU work.
-	Launches        int `json:"launches"`
-	CPUOps          int `json:"cpu_ops"`
+	Launches int `json:"launches"`
+	CPUOps   int `json:"cpu_ops"`
+	// CommOps counts record_param_comms ops (eager collectives only: a
+	// graph replay has none).
+	CommOps         int `json:"comm_ops"`
 	PythonFunctions int `json:"python_functions"`
 }
 
