@@ -34,15 +34,22 @@ func publicTrace(t testing.TB, name string) string {
 // analyzePublic ingests and analyses one public trace.
 func analyzePublic(t testing.TB, name string, opt Options) *Report {
 	t.Helper()
-	set, err := ingest.Open(publicTrace(t, name), ingest.Options{})
+	_, r := analyzePath(t, publicTrace(t, name), opt)
+	return r
+}
+
+// analyzePath ingests and analyses a file, directory or archive.
+func analyzePath(t testing.TB, path string, opt Options) (*ingest.Set, *Report) {
+	t.Helper()
+	set, err := ingest.Open(path, ingest.Options{})
 	if err != nil {
-		t.Fatalf("open %s: %v", name, err)
+		t.Fatalf("open %s: %v", path, err)
 	}
 	r, err := Analyze(set, opt)
 	if err != nil {
-		t.Fatalf("analyze %s: %v", name, err)
+		t.Fatalf("analyze %s: %v", path, err)
 	}
-	return r
+	return set, r
 }
 
 func TestPublicTracesAnalyze(t *testing.T) {
@@ -51,15 +58,7 @@ func TestPublicTracesAnalyze(t *testing.T) {
 		t.Fatalf("public traces: %v, %d files", err, len(files))
 	}
 	for _, f := range files {
-		set, err := ingest.Open(f, ingest.Options{})
-		if err != nil {
-			t.Fatalf("open %s: %v", f, err)
-		}
-		r, err := Analyze(set, Options{})
-		if err != nil {
-			t.Errorf("analyze %s: %v", f, err)
-			continue
-		}
+		set, r := analyzePath(t, f, Options{})
 		if len(r.Ranks) != len(set.Traces) {
 			t.Errorf("%s: %d ranks for %d traces", f, len(r.Ranks), len(set.Traces))
 		}
@@ -78,11 +77,7 @@ func TestPublicTracesAnalyze(t *testing.T) {
 // TestFullGraphDecodeStep: one decode step of batch 32 that holds every
 // kernel of the graph replay, although they run after the CPU annotation.
 func TestFullGraphDecodeStep(t *testing.T) {
-	name := "tracelens-vllm-decode-full-graph.json.gz"
-	set, err := ingest.Open(publicTrace(t, name), ingest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	set, r := analyzePath(t, publicTrace(t, "tracelens-vllm-decode-full-graph.json.gz"), Options{})
 	tr := set.Traces[0]
 	var graphCorr int64 = -1
 	for _, l := range tr.Launches.All() {
@@ -98,10 +93,6 @@ func TestFullGraphDecodeStep(t *testing.T) {
 	}
 	if replayed < 400 {
 		t.Fatalf("graph replay has %d kernels, want > 400", replayed)
-	}
-	r, err := Analyze(set, Options{})
-	if err != nil {
-		t.Fatal(err)
 	}
 	rk := r.Ranks[0]
 	if len(rk.Steps) != 1 || rk.Decode.Steps != 1 {
@@ -143,17 +134,10 @@ func TestSGLangSteps(t *testing.T) {
 		{"tracelens-sglang-qwen3-8b-prefilldecode.json.gz", PhasePrefill, 15, 15360},
 	}
 	for _, tt := range tests {
-		set, err := ingest.Open(publicTrace(t, tt.file), ingest.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		set, r := analyzePath(t, publicTrace(t, tt.file), Options{})
 		marks, src := findSteps(set.Traces[0], []stepFinder{{SourceSGLang, parseSGLang}})
 		if src != SourceSGLang || len(marks) != 1 || marks[0].phase != tt.phase || marks[0].batch != tt.batch || marks[0].tokens != tt.token {
 			t.Errorf("%s: SGLang steps %+v", tt.file, marks)
-		}
-		r, err := Analyze(set, Options{})
-		if err != nil {
-			t.Fatal(err)
 		}
 		rk := r.Ranks[0]
 		if len(rk.Steps) != 1 || rk.Steps[0].Phase != tt.phase || rk.Steps[0].Batch != tt.batch {
@@ -170,14 +154,7 @@ func TestSGLangSteps(t *testing.T) {
 // Broadcast. The 5 launched before the profiler started have neither, and
 // stay comm_other.
 func TestRCCLGenericNamed(t *testing.T) {
-	set, err := ingest.Open(publicTrace(t, "tracelens-mi300-resnet-rccl.json.gz"), ingest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Analyze(set, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	set, r := analyzePath(t, publicTrace(t, "tracelens-mi300-resnet-rccl.json.gz"), Options{})
 	got := map[BucketID]int{}
 	for _, s := range r.Ranks[0].Steps {
 		for id, b := range s.Buckets {

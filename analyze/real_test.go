@@ -9,8 +9,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
-	"kinetoscope/ingest"
 )
 
 // truthFile is the part of sampletraces/real/*/truth.json the tests use.
@@ -32,14 +30,7 @@ func TestRealTraces(t *testing.T) {
 		dir := filepath.Join(repoRoot(t), "sampletraces", "real", variant)
 		var truth truthFile
 		readJSON(t, filepath.Join(dir, "truth.json"), false, &truth)
-		set, err := ingest.Open(dir, ingest.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := Analyze(set, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, r := analyzePath(t, dir, Options{})
 		if len(r.Ranks) != 2 || r.Collectives == nil || r.Collectives.Matched == 0 {
 			t.Errorf("%s: %d ranks, collectives %+v", variant, len(r.Ranks), r.Collectives)
 		}

@@ -37,14 +37,7 @@ func TestSynthTruth(t *testing.T) {
 				t.Errorf("graph=%v: %.80q in %s, truth %s", graph, name, got, b)
 			}
 		}
-		set, err := ingest.Open(dir, ingest.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := Analyze(set, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, r := analyzePath(t, dir, Options{})
 		if !r.Synthetic || len(r.Ranks) != cfg.Ranks {
 			t.Fatalf("graph=%v: synthetic %v, %d ranks", graph, r.Synthetic, len(r.Ranks))
 		}
