@@ -16,7 +16,7 @@ import (
 )
 
 // repoRoot walks up from the test's directory to the directory of go.mod.
-func repoRoot(t *testing.T) string {
+func repoRoot(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -35,12 +35,12 @@ func repoRoot(t *testing.T) string {
 }
 
 // publicTrace is the path of a public trace.
-func publicTrace(t *testing.T, name string) string {
+func publicTrace(t testing.TB, name string) string {
 	return filepath.Join(repoRoot(t), "..", "shared", "traces", "public", name)
 }
 
 // analysePath ingests and analyses a trace path, listing every kernel.
-func analysePath(t *testing.T, path string) *analyze.Report {
+func analysePath(t testing.TB, path string) *analyze.Report {
 	t.Helper()
 	set, err := ingest.Open(path, ingest.Options{})
 	if err != nil {

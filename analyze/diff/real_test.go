@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
+	"kinetoscope/ingest"
 )
 
 // realRun is the path of one of the project's real runs.
-func realRun(t *testing.T, name string) string {
+func realRun(t testing.TB, name string) string {
 	return filepath.Join(repoRoot(t), "sampletraces", "real", name)
 }
 
@@ -161,4 +163,29 @@ func TestCompareRealSelf(t *testing.T) {
 			t.Errorf("self diff bucket %s significant: %+v", id, b)
 		}
 	}
+}
+
+// BenchmarkCompareReal measures Compare on the real eager and CUDA-graph
+// runs against the baseline of analysing one of them.
+func BenchmarkCompareReal(b *testing.B) {
+	eager, graph := realRun(b, "eager"), realRun(b, "cudagraph")
+	set, err := ingest.Open(eager, ingest.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	base, head := analysePath(b, eager), analysePath(b, graph)
+	b.Run("analyze-baseline", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := analyze.Analyze(set, analyze.Options{TopKernels: diff.AllKernels}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("compare", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := diff.Compare(base, head, diff.Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
