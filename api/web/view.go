@@ -16,6 +16,12 @@ import (
 // funcs are the template functions.
 var funcs = template.FuncMap{
 	"ms":    msText,
+	"rank": func(n int) string {
+		if n < 0 {
+			return "?"
+		}
+		return strconv.Itoa(n)
+	},
 	"pct":   func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + "%" },
 	"num":   numText,
 	"bytes": bytesText,
@@ -82,8 +88,9 @@ type rankRow struct {
 	Source   string
 	Decode   int
 	Prefill  int
-	KernelUS float64 // per decode step
-	SpanUS   float64 // mean decode span
+	Phase    string  // the phase of KernelUS and SpanUS (see phaseOf)
+	KernelUS float64 // per step
+	SpanUS   float64 // mean span
 	Comm     *analyze.Comm
 	Selected bool
 }
@@ -112,9 +119,10 @@ func newRunView(r *analyze.Report, rankQuery string) *runView {
 	}
 	for i := range r.Ranks {
 		rk := &r.Ranks[i]
+		name, ph := phaseOf(rk)
 		row := rankRow{Rank: rk.Rank, Device: rk.Device, File: rk.File, Source: rk.StepSource,
-			Decode: rk.Decode.Steps, KernelUS: rk.Decode.KernelPerStepUS, SpanUS: rk.Decode.SpanMeanUS,
-			Comm: rk.Decode.Comm, Selected: i == sel}
+			Decode: rk.Decode.Steps, Phase: name, KernelUS: ph.KernelPerStepUS, SpanUS: ph.SpanMeanUS,
+			Comm: ph.Comm, Selected: i == sel}
 		if rk.Prefill != nil {
 			row.Prefill = rk.Prefill.Steps
 		}
@@ -123,18 +131,61 @@ func newRunView(r *analyze.Report, rankQuery string) *runView {
 	}
 	v.Rank = &r.Ranks[sel]
 	v.RankNum = v.Rank.Rank
-	v.Phase, v.Buckets = phaseBuckets(r, v.Rank)
+	var ph analyze.Phase
+	v.Phase, ph = phaseOf(v.Rank)
+	v.Buckets = phaseBuckets(r, ph)
 	v.Top = topKernels(v.Rank, 15)
 	return v
 }
 
-// phaseBuckets returns the rank's decode buckets, or prefill's when there
-// is no decode step, in display order, without empty buckets.
-func phaseBuckets(r *analyze.Report, rk *analyze.Rank) (string, []bucketRow) {
-	ph, name := &rk.Decode, "decode"
-	if ph.Steps == 0 && rk.Prefill != nil && rk.Prefill.Steps > 0 {
-		ph, name = rk.Prefill, "prefill"
+// phaseOf returns the phase a rank's tables show: decode, else prefill,
+// else every step (traces whose steps have no known phase).
+func phaseOf(rk *analyze.Rank) (string, analyze.Phase) {
+	switch {
+	case rk.Decode.Steps > 0:
+		return "decode", rk.Decode
+	case rk.Prefill != nil && rk.Prefill.Steps > 0:
+		return "prefill", *rk.Prefill
 	}
+	return "all steps", allSteps(rk.Steps)
+}
+
+// allSteps aggregates every step into a Phase, as the report does per
+// phase.
+func allSteps(steps []analyze.Step) analyze.Phase {
+	ph := analyze.Phase{Steps: len(steps), Buckets: map[analyze.BucketID]analyze.BucketShare{}}
+	if len(steps) == 0 {
+		return ph
+	}
+	for _, st := range steps {
+		ph.KernelUS += st.KernelUS
+		ph.BusyUS += st.BusyUS
+		ph.SpanUS += st.SpanUS
+		for id, b := range st.Buckets {
+			sh := ph.Buckets[id]
+			sh.US += b.US
+			sh.Count += b.Count
+			ph.Buckets[id] = sh
+		}
+	}
+	n := float64(len(steps))
+	ph.SpanMeanUS, ph.KernelPerStepUS = ph.SpanUS/n, ph.KernelUS/n
+	for id, sh := range ph.Buckets {
+		sh.USPerStep, sh.CallsPerStep = sh.US/n, float64(sh.Count)/n
+		if ph.KernelUS > 0 {
+			sh.ShareOfKernel = 100 * sh.US / ph.KernelUS
+		}
+		if ph.SpanUS > 0 {
+			sh.ShareOfSpan = 100 * sh.US / ph.SpanUS
+		}
+		ph.Buckets[id] = sh
+	}
+	return ph
+}
+
+// phaseBuckets returns a phase's buckets in display order, without empty
+// ones.
+func phaseBuckets(r *analyze.Report, ph analyze.Phase) []bucketRow {
 	buckets := r.Buckets
 	if len(buckets) == 0 {
 		buckets = analyze.Buckets()
@@ -147,7 +198,7 @@ func phaseBuckets(r *analyze.Report, rk *analyze.Rank) (string, []bucketRow) {
 		}
 		rows = append(rows, bucketRow{Label: b.Label, Group: b.Group, BucketShare: s})
 	}
-	return name, rows
+	return rows
 }
 
 // topKernels merges the rank's per-bucket top kernels, longest first.

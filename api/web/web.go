@@ -74,6 +74,8 @@ func (p *Pages) Register(e *echo.Echo) {
 // render executes a page template into the response.
 func (p *Pages) render(c echo.Context, code int, name string, data map[string]any) error {
 	data["NeedToken"] = p.needToken
+	// Pages show live state: never serve them from a cache.
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-cache")
 	var buf bytes.Buffer
 	if err := p.tmpl[name].Execute(&buf, data); err != nil {
 		return fmt.Errorf("page %s: %w", name, err)

@@ -75,3 +75,6 @@ document.addEventListener("DOMContentLoaded", () => {
   const box = document.getElementById("run-progress");
   if (box) watchRun(box);
 });
+
+// A page restored from the back-forward cache shows stale runs: reload it.
+window.addEventListener("pageshow", (e) => { if (e.persisted) window.location.reload(); });
