@@ -15,7 +15,7 @@ import (
 
 // funcs are the template functions.
 var funcs = template.FuncMap{
-	"ms":    msText,
+	"ms": msText,
 	"rank": func(n int) string {
 		if n < 0 {
 			return "?"
