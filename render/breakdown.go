@@ -42,6 +42,7 @@ func Breakdown(r *analyze.Report, f Format) ([]byte, error) {
 	}
 	p.Add(bars, texts)
 	p.Y.Tick.Marker = ticks(ys, names)
+	p.X.Tick.Marker = niceTicks{}
 	p.X.Min = 0
 	p.X.Max = roomFor(maxUS/1000, maxLabel+16, chartWidth-maxNameWidth(names)-70)
 	p.Y.Min, p.Y.Max = ys[len(ys)-1]-0.7, ys[0]+0.7

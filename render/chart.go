@@ -93,8 +93,12 @@ func newPlot(title, xLabel, yLabel string) *plot.Plot {
 
 // figure is a chart being laid out: a plot and, to its right, a legend.
 type figure struct {
-	plot   *plot.Plot
-	legend []legendEntry
+	plot *plot.Plot
+	// below, when set, is drawn under plot and takes belowFrac of the
+	// plots' height (the timeline's zoomed view).
+	below     *plot.Plot
+	belowFrac float64
+	legend    []legendEntry
 	notes  []string // lines of small text under the plot
 	w, h   vg.Length
 }
@@ -139,7 +143,14 @@ func (fg *figure) draw(dc draw.Canvas) {
 		bottom = vg.Length(len(fg.notes))*(noteSize+4) + 8
 		drawNotes(draw.Crop(dc, 10, 0, 0, -(dc.Size().Y-bottom)), fg.notes)
 	}
-	fg.plot.Draw(draw.Crop(dc, 6, -right, bottom+4, -4))
+	area := draw.Crop(dc, 6, -right, bottom+4, -4)
+	if fg.below == nil {
+		fg.plot.Draw(area)
+		return
+	}
+	split := area.Size().Y * vg.Length(fg.belowFrac)
+	fg.below.Draw(draw.Crop(area, 0, 0, 0, -(area.Size().Y - split)))
+	fg.plot.Draw(draw.Crop(area, 0, 0, split+6, 0))
 }
 
 // titleHeight is the height of the title block.

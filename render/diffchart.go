@@ -50,6 +50,7 @@ func Diff(d *diff.Diff, f Format) ([]byte, error) {
 	p := newPlot(diffTitle(d), fmt.Sprintf("ms per %s (kernel time)", stepName(d.Phase)), "")
 	p.Add(bars, texts)
 	p.Y.Tick.Marker = ticks(ys, names)
+	p.X.Tick.Marker = niceTicks{}
 	p.X.Min = 0
 	p.X.Max = roomFor(maxUS/1000, maxLabel+10, chartWidth-legendWidth-maxNameWidth(names)-60)
 	p.Y.Min, p.Y.Max = -0.6, float64(len(ids))-0.4

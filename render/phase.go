@@ -24,36 +24,9 @@ func rankPhase(rk *analyze.Rank) phaseView {
 	return phaseView{"all", allSteps(rk.Steps)}
 }
 
-// allSteps aggregates steps into a Phase (used only when a rank has neither
-// decode nor prefill steps).
-func allSteps(steps []analyze.Step) analyze.Phase {
-	p := analyze.Phase{Steps: len(steps), Buckets: map[analyze.BucketID]analyze.BucketShare{}}
-	for _, s := range steps {
-		p.KernelUS += s.KernelUS
-		p.BusyUS += s.BusyUS
-		p.SpanUS += s.SpanUS
-		for id, b := range s.Buckets {
-			bs := p.Buckets[id]
-			bs.US += b.US
-			bs.Count += b.Count
-			p.Buckets[id] = bs
-		}
-	}
-	if p.Steps == 0 {
-		return p
-	}
-	n := float64(p.Steps)
-	p.SpanMeanUS = p.SpanUS / n
-	p.KernelPerStepUS = p.KernelUS / n
-	for id, bs := range p.Buckets {
-		bs.USPerStep = bs.US / n
-		bs.CallsPerStep = float64(bs.Count) / n
-		bs.ShareOfKernel = ratioPct(bs.US, p.KernelUS)
-		bs.ShareOfSpan = ratioPct(bs.US, p.SpanUS)
-		p.Buckets[id] = bs
-	}
-	return p
-}
+// allSteps aggregates steps into a Phase (used only when a rank has
+// neither decode nor prefill steps).
+func allSteps(steps []analyze.Step) analyze.Phase { return analyze.Aggregate(steps, nil) }
 
 // bucketRow is one bucket of a phase with its description.
 type bucketRow struct {

@@ -49,6 +49,7 @@ func Ranks(r *analyze.Report, f Format) ([]byte, error) {
 	p := newPlot(title, fmt.Sprintf("ms per %s (kernel time)", stepName(a.Phase)), "")
 	p.Add(bars, texts)
 	p.Y.Tick.Marker = ticks(ys, names)
+	p.X.Tick.Marker = niceTicks{}
 	p.X.Min = 0
 	p.X.Max = roomFor(maxUS/1000, maxLabel+10, chartWidth-legendWidth-maxNameWidth(names)-60)
 	p.Y.Min, p.Y.Max = -0.7, float64(len(r.Ranks))-0.3

@@ -3,9 +3,7 @@ package render
 import (
 	"errors"
 	"fmt"
-	"math"
 	"sort"
-	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -58,7 +56,8 @@ func Steps(r *analyze.Report, rank int, f Format) ([]byte, error) {
 	p.Add(bands, bars, spans)
 	p.X.Min, p.X.Max = float64(rk.Steps[0].Index)-0.6, float64(rk.Steps[len(rk.Steps)-1].Index)+0.6
 	p.Y.Min, p.Y.Max = 0, ymax*1.05
-	p.X.Tick.Marker = intTicks{}
+	p.X.Tick.Marker = niceTicks{Want: 10, Integer: true}
+	p.Y.Tick.Marker = niceTicks{}
 	legend := bucketLegend(r, order, present)
 	legend = append(legend, legendEntry{Label: "step span", Color: rgb(0x000000), Line: true})
 	if phases["prefill"] > 0 {
@@ -195,23 +194,4 @@ func maxOf(ts spanTicks) float64 {
 		m = max(m, t.Y)
 	}
 	return m
-}
-
-// intTicks are the default ticks without fractional values, labelled as
-// integers, for an axis of step indices.
-type intTicks struct{}
-
-// Ticks implements plot.Ticker.
-func (intTicks) Ticks(lo, hi float64) []plot.Tick {
-	var out []plot.Tick
-	for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
-		whole := t.Value == math.Trunc(t.Value)
-		switch {
-		case t.Label == "":
-			out = append(out, t)
-		case whole:
-			out = append(out, plot.Tick{Value: t.Value, Label: strconv.Itoa(int(t.Value))})
-		}
-	}
-	return out
 }
