@@ -71,8 +71,8 @@ type Method struct {
 // Side describes one run.
 type Side struct {
 	Path        string   `json:"path"`
-	Ranks       int      `json:"ranks"`
-	DecodeSteps int      `json:"decode_steps"` // decode steps, summed over ranks
+	Ranks       int      `json:"ranks"`        // ranks compared (1 with Options.Rank)
+	DecodeSteps int      `json:"decode_steps"` // decode steps, summed over the ranks compared
 	Steps       int      `json:"steps"`        // samples compared (steps of Diff.Phase)
 	Phases      []string `json:"phases"`       // phases present
 	Devices     []string `json:"devices,omitempty"`

@@ -188,6 +188,7 @@ func TestComparePublicPairs(t *testing.T) {
 			if r := got[dc] / dd; r < 0.5 || r > 2 {
 				t.Errorf("%s changes %+.0f us/step in the diff, %+.0f in the direct comparison", dc, got[dc], dd)
 			}
+			checkSelf(t, base)
 			if !metaDiffers(d, "gpu") {
 				t.Errorf("GPU metadata does not differ: %+v", d.Metadata)
 			}
@@ -205,8 +206,9 @@ func metaDiffers(d *diff.Diff, key string) bool {
 	return false
 }
 
-func TestCompareSelfPublic(t *testing.T) {
-	r := analysePath(t, publicTrace(t, "hta-diff-control-a100.json.gz"))
+// checkSelf diffs a run with itself: nothing may change or be significant.
+func checkSelf(t *testing.T, r *analyze.Report) {
+	t.Helper()
 	d, err := diff.Compare(r, r, diff.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -97,6 +97,10 @@ func TestCompareRealEagerCUDAGraph(t *testing.T) {
 	t.Logf("%s; launch delay p50 %.1f -> %.1f us; graph launches/step %.1f -> %.1f",
 		d.Headline, d.LaunchDelay.BaseP50US, d.LaunchDelay.HeadP50US, d.Step.BaseGraphLaunches, d.Step.HeadGraphLaunches)
 
+	checkSelf(t, base)
+	if self, _ := diff.Compare(base, base, diff.Options{}); self.Step.Verdict != "within noise" {
+		t.Errorf("self diff step verdict %q, want within noise", self.Step.Verdict)
+	}
 	// Step time: significant, and the ratio close to the measured wall
 	// clock's (CPU time per step, taken by the generator).
 	if d.Phase != "decode" || !d.Step.Significant || d.Step.DeltaUS >= 0 {
@@ -147,22 +151,6 @@ func sameKeys(a, b map[string]bool) bool {
 		}
 	}
 	return true
-}
-
-func TestCompareRealSelf(t *testing.T) {
-	r := analysePath(t, realRun(t, "eager"))
-	d, err := diff.Compare(r, r, diff.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Step.Significant || d.Step.Verdict != "within noise" {
-		t.Errorf("self diff step %+v", d.Step)
-	}
-	for id, b := range d.Buckets {
-		if b.Significant {
-			t.Errorf("self diff bucket %s significant: %+v", id, b)
-		}
-	}
 }
 
 // BenchmarkCompareReal measures Compare on the real eager and CUDA-graph
