@@ -99,8 +99,8 @@ type figure struct {
 	below     *plot.Plot
 	belowFrac float64
 	legend    []legendEntry
-	notes  []string // lines of small text under the plot
-	w, h   vg.Length
+	notes     []string // lines of small text under the plot
+	w, h      vg.Length
 }
 
 // encode draws the figure on a canvas of format f and returns its bytes.

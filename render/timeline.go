@@ -172,4 +172,3 @@ func streamTicks(rows map[int]float64) ([]float64, []string) {
 	}
 	return ys, names
 }
-
