@@ -17,10 +17,17 @@
 // microsecond on one host over NVLink, up to about 16 µs through host
 // shared memory.
 //
-// Align matches the k-th instance of each (process group, collective kind)
-// sequence across the group's ranks, checks that kernel names, message sizes
-// and data types agree, and reports what it could not pair instead of
-// pairing it wrong.
+// Align splits each rank's collectives into sequences by process group
+// (from the kernels' collective args, else the default group of
+// distributedInfo, else all ranks) and kind, and pairs each rank's sequence
+// with that of the group's lowest rank by end time: ends within
+// Options.EndToleranceNS after the clock offset, each pair the nearest for
+// both sides, kernel names, message sizes, data types and NCCL sequence
+// numbers (when present) equal. An instance matches when every rank of its
+// group has it. Clocks are taken as shared when the ends agree without an
+// offset; otherwise each rank's offset is estimated as the median end
+// difference of its collectives paired by order. What cannot be paired is
+// counted and described, never paired wrong.
 package crossrank
 
 import (
@@ -36,6 +43,9 @@ const (
 	ClockShared    = "shared"    // every rank's matched ends agree on one clock
 	ClockEstimated = "estimated" // some rank's offset was estimated from matched ends
 	ClockSingle    = "single"    // one rank: nothing to align
+	// ClockUnknown: no two ranks' clocks could be related (no collectives
+	// in common, or too few ending together at any one offset).
+	ClockUnknown = "unknown"
 )
 
 // SingleRankNote is Alignment.Note for a one-rank input.
@@ -48,8 +58,9 @@ type Classifier func(t *ingest.Trace, ev *ingest.GPUEvent) (kind string, ok bool
 
 // Options tune Align. The zero value gives the defaults.
 type Options struct {
-	// LookAhead bounds how many collectives the matcher skips on one rank to
-	// resynchronise after a divergence; past it, pairing stops. Default 16.
+	// LookAhead bounds how many collectives the pairing by order (used to
+	// estimate a clock offset) skips on one rank to resynchronise after a
+	// difference; past it, that pairing stops. Default 16.
 	LookAhead int
 	// EndToleranceNS is how far apart the ends of one collective may be on
 	// two ranks (after the clock offset) for them to be paired. Default
@@ -91,7 +102,7 @@ type Alignment struct {
 	// are in no matched instance.
 	Matched   int
 	Unmatched int
-	// Clock is ClockShared, ClockEstimated or ClockSingle.
+	// Clock is ClockShared, ClockEstimated, ClockUnknown or ClockSingle.
 	Clock string
 	// Stragglers lists the ranks that arrived last at matched collectives,
 	// most often first.

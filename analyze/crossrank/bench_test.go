@@ -1,6 +1,7 @@
 package crossrank
 
 import (
+	"path/filepath"
 	"testing"
 
 	"kinetoscope/ingest"
@@ -56,6 +57,45 @@ func BenchmarkClassifyBaseline(b *testing.B) {
 		}
 		if n != 800_000 {
 			b.Fatalf("%d collectives", n)
+		}
+	}
+}
+
+func realEager(b *testing.B) []string {
+	paths, err := filepath.Glob(filepath.Join("..", "..", "sampletraces", "real", "eager", "*.pt.trace.json.gz"))
+	if err != nil || len(paths) != 2 {
+		b.Fatalf("traces %v, %v", paths, err)
+	}
+	return paths
+}
+
+// BenchmarkAlignRealEager aligns the real two-GPU eager H200 run.
+func BenchmarkAlignRealEager(b *testing.B) {
+	var traces []*ingest.Trace
+	for _, p := range realEager(b) {
+		t, err := ingest.ReadFile(p, ingest.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		traces = append(traces, t)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if a, err := Align(traces, nil, Options{}); err != nil || a.Matched != 297 {
+			b.Fatalf("matched %d, err %v", a.Matched, err)
+		}
+	}
+}
+
+// BenchmarkReadRealEager is the baseline for BenchmarkAlignRealEager:
+// reading the same two traces with ingest.
+func BenchmarkReadRealEager(b *testing.B) {
+	paths := realEager(b)
+	for b.Loop() {
+		for _, p := range paths {
+			if _, err := ingest.ReadFile(p, ingest.Options{}); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 }

@@ -2,10 +2,6 @@ package crossrank
 
 import "slices"
 
-// ClockUnknown is Alignment.Clock when no two ranks share a matched
-// collective, so that no clock could be related to another.
-const ClockUnknown = "unknown"
-
 // pairClock relates the clock of one trace to its reference trace's.
 type pairClock struct {
 	paired, possible int     // collectives paired on a shared clock, of those pairable
@@ -16,14 +12,49 @@ type pairClock struct {
 	off              int64 // added to the trace's times to reach the reference's clock
 }
 
-// median returns the median of xs (the lower middle for an even count);
-// it reorders xs.
+// median returns the median of xs (the lower middle for an even count) in
+// expected linear time; it reorders xs.
 func median(xs []int64) int64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	slices.Sort(xs)
-	return xs[(len(xs)-1)/2]
+	k := (len(xs) - 1) / 2
+	lo, hi := 0, len(xs)-1
+	for lo < hi {
+		lt, gt := partition3(xs, lo, hi)
+		switch {
+		case k < lt:
+			hi = lt - 1
+		case k > gt:
+			lo = gt + 1
+		default:
+			return xs[k]
+		}
+	}
+	return xs[k]
+}
+
+// partition3 splits xs[lo:hi+1] around a median-of-three pivot into
+// smaller, equal and larger parts, and returns the bounds of the equal
+// part; runs of equal values cost no more than distinct ones.
+func partition3(xs []int64, lo, hi int) (lt, gt int) {
+	a, b, c := xs[lo], xs[lo+(hi-lo)/2], xs[hi]
+	pivot := max(min(a, b), min(max(a, b), c))
+	lt, gt = lo, hi
+	for i := lo; i <= gt; {
+		switch {
+		case xs[i] < pivot:
+			xs[lt], xs[i] = xs[i], xs[lt]
+			lt++
+			i++
+		case xs[i] > pivot:
+			xs[gt], xs[i] = xs[i], xs[gt]
+			gt--
+		default:
+			i++
+		}
+	}
+	return lt, gt
 }
 
 // offsets fills each rank's clock offset against the lowest rank, walking

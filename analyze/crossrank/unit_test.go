@@ -146,3 +146,29 @@ func TestUnrelatedClocks(t *testing.T) {
 	}
 	checkMismatch(t, al.Mismatches, "could not be related")
 }
+
+func TestMedian(t *testing.T) {
+	tests := []struct {
+		xs   []int64
+		want int64
+	}{
+		{nil, 0},
+		{[]int64{5}, 5},
+		{[]int64{3, 1}, 1},
+		{[]int64{3, 1, 2}, 2},
+		{[]int64{7, 7, 7, 1, 9, 7}, 7},
+		{[]int64{10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0}, 5},
+		{[]int64{-4, 100, -4, -4, 100, 100, 0}, 0},
+	}
+	equal := make([]int64, 100_001) // all zero: must not take quadratic time
+	tests = append(tests, struct {
+		xs   []int64
+		want int64
+	}{equal, 0})
+	for _, tc := range tests {
+		xs := append([]int64(nil), tc.xs...)
+		if got := median(xs); got != tc.want {
+			t.Errorf("median(%v) = %d, want %d", tc.xs, got, tc.want)
+		}
+	}
+}
