@@ -118,6 +118,12 @@ func TestCompareRealEagerCUDAGraph(t *testing.T) {
 	if d.Step.BaseGraphLaunches != 0 || d.Step.HeadGraphLaunches < 1 {
 		t.Errorf("graph launches per step %.1f -> %.1f, want 0 -> at least 1", d.Step.BaseGraphLaunches, d.Step.HeadGraphLaunches)
 	}
+	// Both runs have two ranks, so the AllReduce change splits into
+	// transfer and wait: with one graph launch a step the ranks arrive
+	// together, and the wait is what falls.
+	if c := d.Comm; c == nil || c.DeltaWait >= 0 || math.Abs(c.DeltaWait) < math.Abs(c.DeltaTransfer) {
+		t.Errorf("comm %+v, want a fall in wait larger than the change in transfer", d.Comm)
+	}
 	// Kernels in one run only: what the diff names must be absent from the
 	// other run's traces, read directly; when the traces hold the same
 	// names, it must name none.
