@@ -206,6 +206,8 @@ func (t *Trace) WorldSize() int { return t.Meta.Distributed.WorldSize }
 type SetAside struct {
 	Path   string
 	Reason string
+	// Trace is what was read, for its counts; it has no GPU events.
+	Trace *Trace
 }
 
 // FileError is a file that could not be read.

@@ -191,7 +191,7 @@ func (c *collector) add(p string, read func() (*Trace, error)) {
 	}
 	if t.GPU.Len() == 0 {
 		c.set.SetAside = append(c.set.SetAside, SetAside{Path: p,
-			Reason: fmt.Sprintf("no GPU events (%d events, CPU only)", t.Counts.Events)})
+			Reason: fmt.Sprintf("no GPU events (%d events, CPU only)", t.Counts.Events), Trace: t})
 		return
 	}
 	c.set.Traces = append(c.set.Traces, t)

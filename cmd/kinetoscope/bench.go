@@ -1,11 +1,317 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+
+	"kinetoscope/ingest"
 )
 
-// runBench is the bench command. Placeholder until its issue lands.
+const benchUsage = `usage: kinetoscope bench FILE [--runs N] [--no-python] [--json]
+
+Measures ingest of one trace file (uncompressed MB/s, events/s, bytes
+retained per kept event, peak RSS) and, in the same run, two baselines:
+klauspost gzip decompression alone to io.Discard (the ceiling), and
+Python's json.load(gzip.open(f)) when python3 is on the PATH (what the
+Python tools do first). Gunzip and ingest run --runs times, alternating;
+the best time counts. Peak RSS is measured per phase (VmHWM, reset
+between phases); Python's in its own process.
+`
+
+// pythonLoad is the Python baseline: load the whole trace the way the
+// Python tools do, and report time, events and peak RSS as JSON.
+const pythonLoad = `import gzip, json, resource, sys, time
+t = time.perf_counter()
+with open(sys.argv[1], "rb") as raw:
+    gz = raw.read(2) == b"\x1f\x8b"
+f = gzip.open(sys.argv[1]) if gz else open(sys.argv[1], "rb")
+d = json.load(f)
+s = time.perf_counter() - t
+ev = d["traceEvents"] if isinstance(d, dict) else d
+print(json.dumps({"seconds": s, "events": len(ev), "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+`
+
+// benchPhase is one measured phase.
+type benchPhase struct {
+	Seconds   float64 `json:"seconds"`
+	MBPerSec  float64 `json:"uncompressed_mb_per_s"`
+	PeakRSS   int64   `json:"peak_rss_bytes"`
+	EventsSec float64 `json:"events_per_s,omitempty"`
+	Error     string  `json:"error,omitempty"`
+}
+
+// benchResult is the bench JSON output.
+type benchResult struct {
+	File              string      `json:"file"`
+	Bytes             int64       `json:"bytes"`
+	UncompressedBytes int64       `json:"uncompressed_bytes"`
+	Events            int64       `json:"events"`
+	PythonFunctions   int64       `json:"python_functions"`
+	KeptEvents        int64       `json:"kept_events"`
+	RetainedBytes     int64       `json:"retained_bytes"`
+	BytesPerKept      float64     `json:"retained_bytes_per_kept_event"`
+	Gunzip            benchPhase  `json:"gunzip"`
+	Ingest            benchPhase  `json:"ingest"`
+	Python            *benchPhase `json:"python_json_load,omitempty"`
+	SpeedVsGunzip     float64     `json:"ingest_speed_vs_gunzip"`
+	SpeedupVsPython   float64     `json:"ingest_speedup_vs_python,omitempty"`
+	RSSVsJSONSize     float64     `json:"ingest_peak_rss_vs_uncompressed"`
+}
+
+// benchArgs are the bench flags.
+type benchArgs struct {
+	file     string
+	runs     int
+	noPython bool
+	asJSON   bool
+	pyTime   time.Duration
+}
+
 func runBench(args []string, stdout, stderr io.Writer) error {
-	return errors.New("not implemented yet")
+	a, err := parseBenchArgs(args, stderr)
+	if err != nil {
+		return err
+	}
+	res := benchResult{File: a.file}
+	for run := range a.runs {
+		g, err := measure(func() error { return gunzipAll(a.file, &res) })
+		if err != nil {
+			return err
+		}
+		in, err := measure(func() error { return ingestOnce(a.file, &res) })
+		if err != nil {
+			return err
+		}
+		if run == 0 || g.Seconds < res.Gunzip.Seconds {
+			res.Gunzip.Seconds = g.Seconds
+		}
+		if run == 0 || in.Seconds < res.Ingest.Seconds {
+			res.Ingest.Seconds = in.Seconds
+		}
+		res.Gunzip.PeakRSS = max(res.Gunzip.PeakRSS, g.PeakRSS)
+		res.Ingest.PeakRSS = max(res.Ingest.PeakRSS, in.PeakRSS)
+	}
+	if !a.noPython {
+		res.Python = pythonBaseline(a.file, a.pyTime)
+	}
+	res.finish()
+	if a.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	res.write(stdout)
+	return nil
+}
+
+// parseBenchArgs parses flags given before or after the file.
+func parseBenchArgs(args []string, stderr io.Writer) (benchArgs, error) {
+	a := benchArgs{runs: 3, pyTime: 30 * time.Minute}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, benchUsage, "\nflags:\n")
+		fs.PrintDefaults()
+	}
+	fs.IntVar(&a.runs, "runs", a.runs, "gunzip and ingest runs (best time counts)")
+	fs.BoolVar(&a.noPython, "no-python", false, "skip the Python json.load baseline")
+	fs.BoolVar(&a.asJSON, "json", false, "write JSON")
+	fs.DurationVar(&a.pyTime, "python-timeout", a.pyTime, "give up on the Python baseline after this long")
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return a, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(files) != 1 {
+		fs.Usage()
+		return a, errors.New("want exactly one FILE")
+	}
+	if a.runs < 1 {
+		return a, fmt.Errorf("--runs %d: want at least 1", a.runs)
+	}
+	a.file = files[0]
+	return a, nil
+}
+
+// measure runs f and returns its wall time and the peak RSS during it.
+func measure(f func() error) (benchPhase, error) {
+	runtime.GC()
+	debug.FreeOSMemory()
+	resetPeakRSS()
+	start := time.Now()
+	err := f()
+	return benchPhase{Seconds: time.Since(start).Seconds(), PeakRSS: peakRSS()}, err
+}
+
+// gunzipAll decompresses the file to io.Discard (or reads it, if it is not
+// gzip) and records its sizes.
+func gunzipAll(path string, res *benchResult) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 256<<10)
+	var r io.Reader = br
+	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		r = zr
+	}
+	n, err := io.Copy(io.Discard, r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	res.UncompressedBytes = n
+	return nil
+}
+
+// ingestOnce reads the trace and records what it holds.
+func ingestOnce(path string, res *benchResult) error {
+	t, err := ingest.ReadFile(path, ingest.Options{})
+	if err != nil {
+		return err
+	}
+	res.Bytes = t.Counts.Bytes
+	res.Events = t.Counts.Events
+	res.PythonFunctions = t.Counts.PythonFunctions
+	res.KeptEvents = t.KeptEvents()
+	res.RetainedBytes = t.RetainedBytes()
+	runtime.KeepAlive(t)
+	return nil
+}
+
+// pythonBaseline runs json.load(gzip.open(f)) in python3, or returns nil
+// when there is no python3.
+func pythonBaseline(path string, timeout time.Duration) *benchPhase {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var out, errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, py, "-c", pythonLoad, path)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return &benchPhase{Error: fmt.Sprintf("python3: %v: %s", err, lastLine(errb.String()))}
+	}
+	var r struct {
+		Seconds float64 `json:"seconds"`
+		Events  int64   `json:"events"`
+		PeakRSS int64   `json:"peak_rss_bytes"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		return &benchPhase{Error: fmt.Sprintf("python3 output %q: %v", out.String(), err)}
+	}
+	return &benchPhase{Seconds: r.Seconds, PeakRSS: r.PeakRSS}
+}
+
+// lastLine returns the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// finish computes rates and ratios.
+func (r *benchResult) finish() {
+	mb := float64(r.UncompressedBytes) / 1e6
+	rate := func(p *benchPhase) {
+		if p.Seconds > 0 {
+			p.MBPerSec = mb / p.Seconds
+			p.EventsSec = float64(r.Events) / p.Seconds
+		}
+	}
+	rate(&r.Gunzip)
+	r.Gunzip.EventsSec = 0
+	rate(&r.Ingest)
+	if r.Ingest.Seconds > 0 {
+		r.SpeedVsGunzip = r.Gunzip.Seconds / r.Ingest.Seconds
+	}
+	if r.Python != nil && r.Python.Error == "" {
+		rate(r.Python)
+		r.SpeedupVsPython = r.Python.Seconds / r.Ingest.Seconds
+	}
+	if r.UncompressedBytes > 0 {
+		r.RSSVsJSONSize = float64(r.Ingest.PeakRSS) / float64(r.UncompressedBytes)
+	}
+	if r.KeptEvents > 0 {
+		r.BytesPerKept = float64(r.RetainedBytes) / float64(r.KeptEvents)
+	}
+}
+
+// write prints the result as a table with the ratios.
+func (r *benchResult) write(w io.Writer) {
+	fmt.Fprintf(w, "%s: %.1f MB read, %.1f MB JSON, %s events (%s python_function), %s kept\n\n",
+		r.File, float64(r.Bytes)/1e6, float64(r.UncompressedBytes)/1e6, group(r.Events), group(r.PythonFunctions), group(r.KeptEvents))
+	fmt.Fprintf(w, "%-22s %9s %11s %12s %12s\n", "phase", "seconds", "JSON MB/s", "events/s", "peak RSS MB")
+	row := func(name string, p *benchPhase) {
+		if p.Error != "" {
+			fmt.Fprintf(w, "%-22s %s\n", name, p.Error)
+			return
+		}
+		ev := "-"
+		if p.EventsSec > 0 {
+			ev = fmt.Sprintf("%.0f", p.EventsSec)
+		}
+		fmt.Fprintf(w, "%-22s %9.3f %11.1f %12s %12.1f\n", name, p.Seconds, p.MBPerSec, ev, float64(p.PeakRSS)/1e6)
+	}
+	row("gunzip (ceiling)", &r.Gunzip)
+	row("kinetoscope ingest", &r.Ingest)
+	if r.Python != nil {
+		row("python json.load", r.Python)
+	}
+	fmt.Fprintf(w, "\ningest speed: %.2fx gunzip", r.SpeedVsGunzip)
+	if r.SpeedupVsPython > 0 {
+		fmt.Fprintf(w, ", %.1fx python json.load", r.SpeedupVsPython)
+	}
+	fmt.Fprintf(w, "\ningest peak RSS: %.3fx the JSON size", r.RSSVsJSONSize)
+	if r.Python != nil && r.Python.PeakRSS > 0 {
+		fmt.Fprintf(w, " (python: %.2fx)", float64(r.Python.PeakRSS)/float64(r.UncompressedBytes))
+	}
+	fmt.Fprintf(w, "\nretained: %.1f bytes per kept event (%.1f MB)\n", r.BytesPerKept, float64(r.RetainedBytes)/1e6)
+}
+
+// resetPeakRSS resets the kernel's peak RSS mark (VmHWM) to the current
+// RSS; without it (not Linux) peaks cover the whole process.
+func resetPeakRSS() {
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// peakRSS returns VmHWM from /proc/self/status in bytes, 0 if unknown.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
 }

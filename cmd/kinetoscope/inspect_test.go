@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kinetoscope/ingest"
+)
+
+func TestInspectJSON(t *testing.T) {
+	names := []string{"hta-sampled-rank-0.json.gz", "tracelens-vllm-decode-full-graph.json.gz", "hta-rank-non-gpu.json.gz"}
+	args := []string{"inspect", "--json"}
+	for _, n := range names {
+		args = append(args, publicTracePath(t, n))
+	}
+	var out, errb bytes.Buffer
+	if code := run(args, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if errb.Len() != 0 {
+		t.Errorf("progress written to a non-terminal: %q", errb.String())
+	}
+	var doc struct {
+		Files []map[string]json.RawMessage `json:"files"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Files) != len(names) {
+		t.Fatalf("%d files, want %d", len(doc.Files), len(names))
+	}
+	keys := []string{"path", "rank", "world_size", "bytes", "uncompressed_bytes", "events", "kernels", "memcpy",
+		"memset", "launches", "annotations", "python_functions_dropped", "warnings"}
+	for i, f := range doc.Files {
+		for _, k := range keys {
+			if _, ok := f[k]; !ok {
+				t.Errorf("file %d lacks %q", i, k)
+			}
+		}
+		var got inspectFile
+		raw, _ := json.Marshal(f)
+		json.Unmarshal(raw, &got)
+		tr, err := ingest.ReadFile(publicTracePath(t, names[i]), ingest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := describeTrace(tr, got.Kind)
+		if got.Kernels != want.Kernels || got.Launches != want.Launches || got.PythonDropped != want.PythonDropped ||
+			got.Bytes != want.Bytes || got.UncompressedBytes != want.UncompressedBytes || got.Rank != want.Rank ||
+			got.Events["kernel"] != want.Events["kernel"] {
+			t.Errorf("%s: got %+v, want %+v", names[i], got, want)
+		}
+	}
+	var setAside struct {
+		Kind     string   `json:"kind"`
+		Warnings []string `json:"warnings"`
+	}
+	json.Unmarshal(mustJSON(t, doc.Files[2]), &setAside)
+	if setAside.Kind != "set_aside" || len(setAside.Warnings) == 0 {
+		t.Errorf("CPU-only trace: %+v", setAside)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestInspectText(t *testing.T) {
+	code, out, errs := runCmd("inspect", publicTracePath(t, "tracelens-mi300-resnet-rccl.json.gz"), "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"rank 0 (from distributedInfo), world size 8", "python_function 34,405",
+		"dropped 34,405 python_function", "kept 2,995 kernels"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestInspectErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"traceEvents": [{"ph": "X",, }]}`), 0o644)
+	code, out, errs := runCmd("inspect", bad)
+	if code != 1 || !strings.Contains(out, "byte offset 28") || !strings.Contains(errs, "1 file(s) could not be read") {
+		t.Errorf("exit %d, out %q, err %q", code, out, errs)
+	}
+	if code, _, _ := runCmd("inspect"); code != 1 {
+		t.Errorf("no path: exit %d, want 1", code)
+	}
+	if code, _, errs := runCmd("inspect", filepath.Join(dir, "missing.json")); code != 1 || !strings.Contains(errs, "could not be read") {
+		t.Errorf("missing file: exit %d %q", code, errs)
+	}
+}
+
+func TestGroup(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -4500: "-4,500"} {
+		if got := group(n); got != want {
+			t.Errorf("group(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
