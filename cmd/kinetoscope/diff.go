@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	json "github.com/goccy/go-json"
@@ -88,7 +89,7 @@ func parseDiffArgs(args []string, stderr io.Writer) (diffArgs, error) {
 		fs.Usage()
 		return a, fmt.Errorf("want two paths, BASE and HEAD; got %d", len(paths))
 	}
-	if !validDiffFormat(a.format) {
+	if !slices.Contains(render.DiffFormats(), a.format) {
 		return a, fmt.Errorf("unknown format %q (want one of %s)", a.format, strings.Join(render.DiffFormats(), ", "))
 	}
 	a.base, a.head = paths[0], paths[1]
@@ -96,17 +97,6 @@ func parseDiffArgs(args []string, stderr io.Writer) (diffArgs, error) {
 		a.opt.Rank = &rank
 	}
 	return a, nil
-}
-
-// validDiffFormat reports whether render.WriteDiff accepts f, so a typo
-// fails before the traces are read.
-func validDiffFormat(f string) bool {
-	for _, g := range render.DiffFormats() {
-		if f == g {
-			return true
-		}
-	}
-	return false
 }
 
 // loadDiffSide reads one side: a saved JSON report, or a trace path to
