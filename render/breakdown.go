@@ -33,7 +33,7 @@ func Breakdown(r *analyze.Report, f Format) ([]byte, error) {
 	for i, row := range a.Rows {
 		s := row.Share
 		bars = append(bars, box{X0: 0, X1: s.USPerStep / 1000, Y0: ys[i] - 0.36, Y1: ys[i] + 0.36, Color: BucketColor(row.Bucket.ID)})
-		t := fmt.Sprintf("%s ms · %s", ms(s.USPerStep), pct(s.ShareOfKernel))
+		t := fmt.Sprintf("%s ms · %s", msFine(s.USPerStep), pct(s.ShareOfKernel))
 		texts = append(texts, label{X: s.USPerStep / 1000, Y: ys[i], DX: 4, Text: t, Style: textStyle(tickSize, rgb(hexText), draw.XLeft, draw.YCenter)})
 		maxUS, maxLabel = max(maxUS, s.USPerStep), max(maxLabel, textWidth(t, tickSize))
 	}

@@ -38,7 +38,7 @@ func chartCases(t testing.TB) []chartCase {
 		{"timeline", func(f Format) ([]byte, error) { return Timeline(fakeTimeline(61), f) },
 			[]string{"Step 5 (decode) on rank 0", "1159 GPU events", "stream 7", "stream 9", "stream 20", "AllReduce", "Memcpy"}},
 		{"diff", func(f Format) ([]byte, error) { return Diff(d, f) },
-			[]string{"AllReduce", fmt.Sprintf("%+.2f ms (%+.1f%%)", ar.DeltaUS/1000, ar.DeltaPct), "base (pale, upper)"}},
+			[]string{"AllReduce", signedTime(ar.DeltaUS) + fmt.Sprintf(" (%+.1f%%)", ar.DeltaPct), "base (pale, upper)"}},
 	}
 }
 
@@ -46,7 +46,7 @@ func chartCases(t testing.TB) []chartCase {
 func breakdownWant(r *analyze.Report) []string {
 	var want []string
 	for id, b := range r.Ranks[0].Decode.Buckets {
-		want = append(want, bucketInfo(r.Buckets, id).Label, ms(b.USPerStep)+" ms · "+pct(b.ShareOfKernel))
+		want = append(want, bucketInfo(r.Buckets, id).Label, msFine(b.USPerStep)+" ms · "+pct(b.ShareOfKernel))
 	}
 	return want
 }
@@ -59,7 +59,7 @@ func meanLabel(r *analyze.Report, id analyze.BucketID) string {
 		kernel += rk.Decode.KernelPerStepUS
 	}
 	n := float64(len(r.Ranks))
-	return ms(us/n) + " ms · " + pct(100*us/kernel)
+	return msFine(us/n) + " ms · " + pct(100*us/kernel)
 }
 
 // ranksWant is each rank's tick and wait label.

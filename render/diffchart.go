@@ -69,7 +69,7 @@ func Diff(d *diff.Diff, f Format) ([]byte, error) {
 // deltaLabel is a bucket's change and its colour: red when significantly
 // slower, blue when significantly faster, grey otherwise.
 func deltaLabel(b diff.BucketDiff) (string, color.Color) {
-	t := fmt.Sprintf("%+.2f ms", b.DeltaUS/1000)
+	t := signedTime(b.DeltaUS)
 	if b.BaseUSPerStep > 0 {
 		t += fmt.Sprintf(" (%+.1f%%)", b.DeltaPct)
 	} else {

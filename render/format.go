@@ -9,6 +9,24 @@ import (
 // ms formats microseconds as milliseconds with two decimals.
 func ms(us float64) string { return fmt.Sprintf("%.2f", us/1000) }
 
+// msFine formats microseconds as milliseconds, with three decimals below
+// 0.1 ms so that small buckets do not read 0.00.
+func msFine(us float64) string {
+	if math.Abs(us) < 100 {
+		return fmt.Sprintf("%.3f", us/1000)
+	}
+	return ms(us)
+}
+
+// signedTime formats a change of microseconds: "+1.23 ms", or "+4.2 us"
+// below 0.1 ms.
+func signedTime(us float64) string {
+	if math.Abs(us) < 100 {
+		return fmt.Sprintf("%+.1f us", us)
+	}
+	return fmt.Sprintf("%+.2f ms", us/1000)
+}
+
 // usStr formats microseconds with one decimal.
 func usStr(us float64) string { return fmt.Sprintf("%.1f", us) }
 
