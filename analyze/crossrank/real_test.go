@@ -232,3 +232,52 @@ func collectiveIndices(t *ingest.Trace) []int {
 	}
 	return out
 }
+
+// shifted returns a copy of t with every GPU event moved by d ns, as if
+// recorded on another host's clock.
+func shifted(t *ingest.Trace, d int64) *ingest.Trace {
+	c := *t
+	c.GPU = ingest.Chunks[ingest.GPUEvent]{}
+	for _, ev := range t.GPU.All() {
+		e := *ev
+		e.Start += d
+		c.GPU.Append(e)
+	}
+	return &c
+}
+
+// TestRealOtherClock moves rank 1 of the real eager run onto a clock 3.7 s
+// ahead: the offset must be estimated within 5 µs, every collective
+// matched, and each instance's split move by at most twice the offset's
+// error (the arrival and the first end each move by at most the error).
+func TestRealOtherClock(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join(repoRoot(t), "sampletraces", "real", "eager", "*.pt.trace.json.gz"))
+	if err != nil || len(paths) != 2 {
+		t.Fatalf("traces %v, %v", paths, err)
+	}
+	whole := readTraces(t, paths...)
+	full, err := Align(whole, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const d = 3_700_123_457
+	a, err := Align([]*ingest.Trace{whole[0], shifted(whole[1], d)}, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Clock != ClockEstimated || a.Matched != full.Matched || a.Unmatched != 0 {
+		t.Errorf("clock %q matched %d unmatched %d, want estimated %d 0", a.Clock, a.Matched, a.Unmatched, full.Matched)
+	}
+	e := abs64(a.Ranks[1].OffsetNS + d)
+	if e > 5_000 {
+		t.Errorf("rank 1 offset %d, want about %d", a.Ranks[1].OffsetNS, -d)
+	}
+	bound := 2 * e * int64(a.Matched)
+	t.Logf("offset error %d ns; transfer %d ns, shared clock %d ns", e, a.Ranks[0].TransferNS, full.Ranks[0].TransferNS)
+	for q, r := range a.Ranks {
+		f := full.Ranks[q]
+		if abs64(r.TransferNS-f.TransferNS) > bound || abs64(r.WaitNS-f.WaitNS) > bound || r.KernelNS != f.KernelNS {
+			t.Errorf("rank %d: transfer %d wait %d, shared clock %d %d (bound %d)", r.Rank, r.TransferNS, r.WaitNS, f.TransferNS, f.WaitNS, bound)
+		}
+	}
+}
