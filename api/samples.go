@@ -118,9 +118,25 @@ func importFiles(path string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("import %s: %w", path, err)
 	}
+	files = preferProfilerTraces(files)
 	if len(files) == 0 {
 		return nil, errors.New("import " + path + ": no trace files")
 	}
 	sort.Strings(files)
 	return files, nil
+}
+
+// preferProfilerTraces keeps only the *.pt.trace.json[.gz] files when a
+// directory has any, leaving out side files such as notes in JSON.
+func preferProfilerTraces(files []string) []string {
+	var pt []string
+	for _, f := range files {
+		if strings.Contains(filepath.Base(f), ".pt.trace.json") {
+			pt = append(pt, f)
+		}
+	}
+	if len(pt) > 0 {
+		return pt
+	}
+	return files
 }

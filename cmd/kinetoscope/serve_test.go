@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestParseServeFlags(t *testing.T) {
+	t.Setenv("KINETOSCOPE_TOKEN", "from-env")
+	tests := []struct {
+		args  []string
+		token string
+		addr  string
+		max   int64
+	}{
+		{nil, "from-env", ":8080", 8 << 30},
+		{[]string{"--token", "flag", "--addr", "127.0.0.1:0", "--max-upload", "1024"}, "flag", "127.0.0.1:0", 1024},
+	}
+	for _, tc := range tests {
+		f, err := parseServeFlags(tc.args, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.token != tc.token || f.addr != tc.addr || f.maxUpload != tc.max || f.data != "kinetoscope-data" {
+			t.Errorf("%v: got %+v", tc.args, f)
+		}
+	}
+	if _, err := parseServeFlags([]string{"extra"}, io.Discard); err == nil {
+		t.Error("extra argument accepted")
+	}
+}
+
+// serve loads the samples on first start, answers on its listener, and
+// stops cleanly when its context ends.
+func TestServeLoadsSamples(t *testing.T) {
+	samples := t.TempDir()
+	src := filepath.Join("..", "..", "..", "shared", "traces", "public", "tracelens-vllm-decode-full-graph.json.gz")
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatalf("public trace: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(samples, "decode.json.gz"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &serveFlags{data: t.TempDir(), samples: samples, maxUpload: 1 << 30, maxUncompressed: 1 << 30, workers: 1}
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, ln, f, io.Discard) }()
+	base := "http://" + ln.Addr().String()
+	var list struct {
+		Runs []struct {
+			Name   string            `json:"name"`
+			Status string            `json:"status"`
+			Labels map[string]string `json:"labels"`
+		} `json:"runs"`
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get(base + "/api/v1/runs")
+		if err != nil {
+			continue
+		}
+		err = json.NewDecoder(resp.Body).Decode(&list)
+		resp.Body.Close()
+		if err == nil && len(list.Runs) == 1 && list.Runs[0].Status == "done" {
+			break
+		}
+	}
+	if len(list.Runs) != 1 || list.Runs[0].Status != "done" || list.Runs[0].Labels["source"] != "sample" {
+		t.Fatalf("sample run: %+v", list.Runs)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
