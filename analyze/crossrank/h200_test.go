@@ -83,13 +83,9 @@ func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*ma
 func TestRealH200(t *testing.T) {
 	for _, variant := range []string{"eager", "cudagraph", "p2p_disabled"} {
 		t.Run(variant, func(t *testing.T) {
-			dir := filepath.Join(repoRoot(t), "sampletraces", "real", variant)
-			paths, err := filepath.Glob(filepath.Join(dir, "*.pt.trace.json.gz"))
-			if err != nil || len(paths) != 2 {
-				t.Fatalf("%s: traces %v, %v", dir, paths, err)
-			}
+			paths := realPaths(t, variant)
 			var truth truthFile
-			b, err := os.ReadFile(filepath.Join(dir, "truth.json"))
+			b, err := os.ReadFile(filepath.Join(filepath.Dir(paths[0]), "truth.json"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -162,15 +162,7 @@ func without(t *ingest.Trace, drop func(ev *ingest.GPUEvent, k int) bool) *inges
 // left is reported unmatched and the rest paired exactly as in the whole
 // run.
 func TestRealDamaged(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join(repoRoot(t), "sampletraces", "real", "eager", "*.pt.trace.json.gz"))
-	if err != nil || len(paths) != 2 {
-		t.Fatalf("traces %v, %v", paths, err)
-	}
-	whole := readTraces(t, paths...)
-	full, err := Align(whole, nil, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	whole, full := alignRealEager(t)
 	const n = 297 // collectives per rank
 	tests := []struct {
 		name      string
@@ -251,15 +243,7 @@ func shifted(t *ingest.Trace, d int64) *ingest.Trace {
 // matched, and each instance's split move by at most twice the offset's
 // error (the arrival and the first end each move by at most the error).
 func TestRealOtherClock(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join(repoRoot(t), "sampletraces", "real", "eager", "*.pt.trace.json.gz"))
-	if err != nil || len(paths) != 2 {
-		t.Fatalf("traces %v, %v", paths, err)
-	}
-	whole := readTraces(t, paths...)
-	full, err := Align(whole, nil, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	whole, full := alignRealEager(t)
 	const d = 3_700_123_457
 	a, err := Align([]*ingest.Trace{whole[0], shifted(whole[1], d)}, nil, Options{})
 	if err != nil {
@@ -280,4 +264,26 @@ func TestRealOtherClock(t *testing.T) {
 			t.Errorf("rank %d: transfer %d wait %d, shared clock %d %d (bound %d)", r.Rank, r.TransferNS, r.WaitNS, f.TransferNS, f.WaitNS, bound)
 		}
 	}
+}
+
+// realPaths returns the two rank files of a real H200 run.
+func realPaths(t *testing.T, variant string) []string {
+	t.Helper()
+	dir := filepath.Join(repoRoot(t), "sampletraces", "real", variant)
+	paths, err := filepath.Glob(filepath.Join(dir, "*.pt.trace.json.gz"))
+	if err != nil || len(paths) != 2 {
+		t.Fatalf("%s: traces %v, %v", dir, paths, err)
+	}
+	return paths
+}
+
+// alignRealEager reads and aligns the real eager run.
+func alignRealEager(t *testing.T) ([]*ingest.Trace, *Alignment) {
+	t.Helper()
+	whole := readTraces(t, realPaths(t, "eager")...)
+	full, err := Align(whole, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return whole, full
 }
