@@ -139,9 +139,9 @@ func (fg *figure) draw(dc draw.Canvas) {
 		drawLegend(lc, fg.legend)
 	}
 	bottom := vg.Length(0)
-	if len(fg.notes) > 0 {
-		bottom = vg.Length(len(fg.notes))*(noteSize+4) + 8
-		drawNotes(draw.Crop(dc, 10, 0, 0, -(dc.Size().Y-bottom)), fg.notes)
+	if notes := wrapLines(fg.notes, dc.Size().X-20, noteSize); len(notes) > 0 {
+		bottom = vg.Length(len(notes))*(noteSize+4) + 8
+		drawNotes(draw.Crop(dc, 10, 0, 0, -(dc.Size().Y-bottom)), notes)
 	}
 	area := draw.Crop(dc, 6, -right, bottom+4, -4)
 	if fg.below == nil {
@@ -169,6 +169,28 @@ func drawNotes(c draw.Canvas, notes []string) {
 		c.FillText(sty, vg.Point{X: c.Min.X, Y: y}, n)
 		y -= noteSize + 4
 	}
+}
+
+// wrapLines breaks lines at spaces so that none is wider than width in the
+// chart font at size points.
+func wrapLines(lines []string, width vg.Length, size float64) []string {
+	var out []string
+	for _, l := range lines {
+		if l == "" {
+			continue
+		}
+		cur := ""
+		for _, w := range strings.Fields(l) {
+			if cur != "" && textWidth(cur+" "+w, size) > width {
+				out = append(out, cur)
+				cur = w
+				continue
+			}
+			cur = strings.TrimPrefix(cur+" "+w, " ")
+		}
+		out = append(out, cur)
+	}
+	return out
 }
 
 // svgFontFallback adds generic fallbacks to the SVG's font family, so that

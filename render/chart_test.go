@@ -247,3 +247,28 @@ func BenchmarkAllCharts(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkChart renders each chart of an 8-rank, 61-layer run as PNG.
+func BenchmarkChart(b *testing.B) {
+	r := fakeReport(8, 32, 61)
+	d := fakeDiff(b)
+	tl := fakeTimeline(61)
+	for _, c := range []struct {
+		name string
+		draw func() ([]byte, error)
+	}{
+		{"breakdown", func() ([]byte, error) { return Breakdown(r, PNG) }},
+		{"steps", func() ([]byte, error) { return Steps(r, -1, PNG) }},
+		{"ranks", func() ([]byte, error) { return Ranks(r, PNG) }},
+		{"diff", func() ([]byte, error) { return Diff(d, PNG) }},
+		{"timeline", func() ([]byte, error) { return Timeline(tl, PNG) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := c.draw(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

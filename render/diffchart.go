@@ -87,7 +87,7 @@ func deltaLabel(b diff.BucketDiff) (string, color.Color) {
 // diffTitle names both runs and the step change.
 func diffTitle(d *diff.Diff) string {
 	return fmt.Sprintf("Base vs head: ms per %s by bucket\nbase %s (%s) · head %s (%s) · span %s → %s ms (%+.1f%%)",
-		stepName(d.Phase), filepath.Base(d.Base.Path), plural(d.Base.Steps, "step"), filepath.Base(d.Head.Path),
+		stepName(d.Phase), shorten(filepath.Base(d.Base.Path), 36), plural(d.Base.Steps, "step"), shorten(filepath.Base(d.Head.Path), 36),
 		plural(d.Head.Steps, "step"), ms(d.Step.BaseUS), ms(d.Step.HeadUS), d.Step.DeltaPct)
 }
 

@@ -33,3 +33,19 @@ func TestNiceTicks(t *testing.T) {
 		}
 	}
 }
+
+func TestWrapLines(t *testing.T) {
+	long := strings.Repeat("communication 14.15 ms (53.7%), ", 12)
+	got := wrapLines([]string{"short", "", long}, 400, noteSize)
+	if len(got) < 3 || got[0] != "short" {
+		t.Fatalf("wrapLines = %q", got)
+	}
+	if strings.Join(strings.Fields(strings.Join(got[1:], " ")), " ") != strings.Join(strings.Fields(long), " ") {
+		t.Errorf("wrapping lost words: %q", got[1:])
+	}
+	for _, l := range got {
+		if w := textWidth(l, noteSize); w > 400 {
+			t.Errorf("line %q is %v pt wide", l, w)
+		}
+	}
+}
