@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -116,7 +117,7 @@ func readReport(path string) (*analyze.Report, error) {
 	}
 	var r analyze.Report
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON report: %w", path, err)
+		return nil, fmt.Errorf("%s: not a JSON report (at byte %d): %w", path, jsonOffset(err, len(b)), err)
 	}
 	if len(r.Ranks) == 0 {
 		return nil, fmt.Errorf("%s: report has no ranks (is it an analyze --format json output?)", path)
@@ -125,6 +126,20 @@ func readReport(path string) (*analyze.Report, error) {
 		r.Source = path
 	}
 	return &r, nil
+}
+
+// jsonOffset returns the byte offset of a JSON decoding error; an error
+// without one (the input ended early) is placed at the end, size.
+func jsonOffset(err error, size int) int64 {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return se.Offset
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return te.Offset
+	}
+	return int64(size)
 }
 
 // analyzePath ingests and analyses a trace path, listing every kernel so

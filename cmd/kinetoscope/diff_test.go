@@ -89,6 +89,10 @@ func TestRunDiffErrors(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(`{"ranks": [`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badField := filepath.Join(dir, "bad-field.json")
+	if err := os.WriteFile(badField, []byte(`{"ranks": [{"rank": "x"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -98,7 +102,8 @@ func TestRunDiffErrors(t *testing.T) {
 		{"bad format", []string{"diff", base, base, "--reports", "--format", "svg"}, `unknown format "svg"`},
 		{"bad rank", []string{"diff", base, base, "--reports", "--rank", "x"}, `invalid value "x" for flag -rank`},
 		{"missing rank", []string{"diff", base, base, "--reports", "--rank", "3"}, "no rank 3"},
-		{"bad report", []string{"diff", base, bad, "--reports"}, "bad.json: not a JSON report"},
+		{"bad report", []string{"diff", base, bad, "--reports"}, "bad.json: not a JSON report (at byte 11)"},
+		{"bad field", []string{"diff", base, badField, "--reports"}, "bad-field.json: not a JSON report (at byte 23)"},
 		{"missing file", []string{"diff", base, filepath.Join(dir, "nope.json"), "--reports"}, "nope.json"},
 	}
 	for _, tt := range tests {
