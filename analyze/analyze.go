@@ -108,7 +108,7 @@ func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Optio
 	p := newRankPass(t, newBucketTab(), cls, marks, byGPU)
 	p.run()
 	rk.Steps = p.buildSteps()
-	inferPhases(rk.Steps, isTraining(t))
+	inferPhases(rk.Steps, p.training())
 	rk.Decode = Aggregate(rk.Steps, isPhase(PhaseDecode))
 	if pre := Aggregate(rk.Steps, isPhase(PhasePrefill)); pre.Steps > 0 {
 		rk.Prefill = &pre
@@ -143,12 +143,13 @@ func (p *rankPass) kernelLists(steps []Step, opt Options) (map[BucketID][]Kernel
 	}
 	keep := func(i int) bool { s := p.stepOf[i]; return s >= 0 && sel[s] }
 	kt := collectKernels(p, keep)
+	var chosen []int32
+	for b := range p.tab.ids {
+		chosen = append(chosen, kt.top(nTop, func(s *kstat) bool { return int(s.bucket) == b })...)
+	}
 	top := make(map[BucketID][]KernelStat)
-	for b, id := range p.tab.ids {
-		ch := kt.top(nTop, func(s *kstat) bool { return int(s.bucket) == b })
-		if len(ch) > 0 {
-			top[id] = kt.describe(p, keep, ch)
-		}
+	for _, k := range kt.describe(p, keep, chosen) {
+		top[k.Bucket] = append(top[k.Bucket], k)
 	}
 	other := p.tab.index[Other]
 	all := func(i int) bool { return p.bucketOf[i] == other }

@@ -61,21 +61,6 @@ func cmpInt64(a, b int64) int {
 // optimizers.
 var reTraining = regexp.MustCompile(`(?i)backward|_bwd|bwd_|wgrad|dgrad|adam|sgd|optimizer|grad_input`)
 
-// isTraining says whether t's GPU events include training kernels.
-func isTraining(t *ingest.Trace) bool {
-	seen := make(map[ingest.StrID]bool)
-	for _, ev := range t.GPU.All() {
-		if _, ok := seen[ev.Name]; ok {
-			continue
-		}
-		seen[ev.Name] = true
-		if reTraining.MatchString(t.Name(ev.Name)) {
-			return true
-		}
-	}
-	return false
-}
-
 // inferPhases sets the phase of steps whose annotation does not give one:
 // training traces stay unknown; otherwise, with three steps or more, a step
 // whose kernel time is at least 3 times the median and whose GEMM share is

@@ -70,7 +70,6 @@ func gemmKey(step int32, dev int16) int64 { return int64(step)<<16 | int64(uint1
 func (p *rankPass) run() {
 	p.assign()
 	p.countGraphLaunches()
-	p.samplingPhase()
 	p.accumulate()
 	p.busy()
 }
@@ -133,42 +132,33 @@ func (p *rankPass) countGraphLaunches() {
 	}
 }
 
-// samplingPhase moves to their sampling-phase bucket the events whose name
-// has one and that start after their step's last GEMM on their device or
-// were launched in a sampler annotation.
-func (p *rankPass) samplingPhase() {
-	t := p.t
-	var spans samplerSpans
-	for i, ev := range t.GPU.All() {
-		ni := p.ec.info(ev)
-		if !ni.phaseDep || p.bucketOf[i] != ni.plain {
-			continue
-		}
-		s := p.stepOf[i]
-		in := false
-		if s >= 0 {
-			last, ok := p.lastGEMM[gemmKey(s, ev.Device)]
-			in = ok && ev.Start > last
-		}
-		if !in {
-			if spans == nil {
-				spans = findSamplerSpans(t)
-			}
-			if len(spans) > 0 {
-				if j := p.li.find(ev.Correlation); j >= 0 {
-					in = spans.holds(t.Launches.At(int(j)))
-				}
-			}
-		}
-		if in {
-			p.bucketOf[i] = ni.sampling
+// inSampling says whether GPU event i, ev, is in its step's sampling phase:
+// it starts after the step's last GEMM on its device, or was launched in a
+// sampler annotation. spans is filled on first use.
+func (p *rankPass) inSampling(i int, ev *ingest.GPUEvent, spans *samplerSpans) bool {
+	if s := p.stepOf[i]; s >= 0 {
+		if last, ok := p.lastGEMM[gemmKey(s, ev.Device)]; ok && ev.Start > last {
+			return true
 		}
 	}
+	if *spans == nil {
+		*spans = findSamplerSpans(p.t)
+	}
+	if len(*spans) == 0 {
+		return false
+	}
+	j := p.li.find(ev.Correlation)
+	return j >= 0 && spans.holds(p.t.Launches.At(int(j)))
 }
 
-// accumulate sums time and counts per step and bucket.
+// accumulate moves sampling-phase events to their sampling bucket, then sums
+// time and counts per step and bucket.
 func (p *rankPass) accumulate() {
+	var spans samplerSpans
 	for i, ev := range p.t.GPU.All() {
+		if ni := p.ec.info(ev); ni.phaseDep && p.bucketOf[i] == ni.plain && p.inSampling(i, ev, &spans) {
+			p.bucketOf[i] = ni.sampling
+		}
 		a := &p.outside
 		if s := p.stepOf[i]; s >= 0 {
 			a = &p.steps[s]
@@ -186,6 +176,19 @@ func (p *rankPass) accumulate() {
 type interval struct {
 	dev        int16
 	start, end int64
+}
+
+// training says whether the trace ran training kernels: backward passes or
+// optimizers. It reads the distinct names seen by the classifier.
+func (p *rankPass) training() bool {
+	for k := range p.ec.names {
+		for id, ni := range p.ec.names[k] {
+			if ni.done && reTraining.MatchString(p.t.Name(ingest.StrID(id))) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // busy computes each step's busy time: the union of its events' intervals
