@@ -25,6 +25,10 @@ func Steps(r *analyze.Report, rank int, f Format) ([]byte, error) {
 		return nil, fmt.Errorf("steps chart: rank %s has no steps", rankID(rk))
 	}
 	order := stackOrder(r)
+	half := 0.4 // half a bar's width, in steps
+	if len(rk.Steps) > 150 {
+		half = 0.5 // bars touch: gaps of a pixel or two would stripe
+	}
 	var bars, bands boxes
 	var spans spanTicks
 	present := map[analyze.BucketID]bool{}
@@ -42,7 +46,7 @@ func Steps(r *analyze.Report, rank int, f Format) ([]byte, error) {
 				continue
 			}
 			present[id] = true
-			bars = append(bars, box{X0: x - 0.4, X1: x + 0.4, Y0: y, Y1: y + b.US/1000, Color: BucketColor(id)})
+			bars = append(bars, box{X0: x - half, X1: x + half, Y0: y, Y1: y + b.US/1000, Color: BucketColor(id)})
 			y += b.US / 1000
 		}
 		spans = append(spans, spanTick{x, s.SpanUS / 1000})
