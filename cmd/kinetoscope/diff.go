@@ -109,8 +109,18 @@ func loadDiffSide(path string, report bool) (*analyze.Report, error) {
 	return analyzePath(path)
 }
 
+// maxReportBytes bounds the size of a JSON report read with --reports.
+const maxReportBytes = 1 << 30
+
 // readReport reads a JSON report written by the analyze command.
 func readReport(path string) (*analyze.Report, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("read report: %w", err)
+	}
+	if fi.Size() > maxReportBytes {
+		return nil, fmt.Errorf("%s: %d bytes, larger than a report can be (%d); is it a trace? (drop --reports)", path, fi.Size(), maxReportBytes)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
