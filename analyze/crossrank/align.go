@@ -25,9 +25,10 @@
 // both sides, kernel names, message sizes, data types and NCCL sequence
 // numbers (when present) equal. An instance matches when every rank of its
 // group has it. Clocks are taken as shared when the ends agree without an
-// offset; otherwise each rank's offset is estimated as the median end
-// difference of its collectives paired by order. What cannot be paired is
-// counted and described, never paired wrong.
+// offset, or when two traces' times are relative to the same
+// baseTimeNanoseconds (one host); otherwise each rank's offset is estimated
+// as the median end difference of its collectives paired by order. What
+// cannot be paired is counted and described, never paired wrong.
 package crossrank
 
 import (

@@ -118,10 +118,15 @@ func (m *matcher) pairAll() {
 // look like a shared clock: comparing the two keeps the better pairing).
 // When neither will do, the pair's clocks stay unrelated and nothing is
 // paired.
+//
+// Two traces whose times are relative to the same baseTimeNanoseconds come
+// from one host and share its clock whatever their ends say: they are
+// never given an offset, so that profiles of different windows are left
+// unpaired rather than paired at a made-up offset.
 func (m *matcher) decide(key [2]int, c *pairClock) {
 	zeroOK := c.paired > 0 && 2*c.paired >= c.possible && abs64(median(c.zeroDiffs)) <= m.opt.SharedClockNS
 	c.zeroDiffs = nil
-	if zeroOK && c.paired == c.possible {
+	if base := m.in.bases[key[0]]; (zeroOK && c.paired == c.possible) || (base != 0 && base == m.in.bases[key[1]]) {
 		c.shared = true
 		return
 	}

@@ -225,10 +225,12 @@ func collectiveIndices(t *ingest.Trace) []int {
 	return out
 }
 
-// shifted returns a copy of t with every GPU event moved by d ns, as if
-// recorded on another host's clock.
-func shifted(t *ingest.Trace, d int64) *ingest.Trace {
+// otherHost returns a copy of t as if recorded on another host: its GPU
+// events moved by d ns on a clock that started one second later (base one
+// second on), so its absolute times are d + 1 s ahead.
+func otherHost(t *ingest.Trace, d int64) *ingest.Trace {
 	c := *t
+	c.Meta.BaseTimeNS += 1_000_000_000
 	c.GPU = ingest.Chunks[ingest.GPUEvent]{}
 	for _, ev := range t.GPU.All() {
 		e := *ev
@@ -238,23 +240,23 @@ func shifted(t *ingest.Trace, d int64) *ingest.Trace {
 	return &c
 }
 
-// TestRealOtherClock moves rank 1 of the real eager run onto a clock 3.7 s
-// ahead: the offset must be estimated within 5 µs, every collective
+// TestRealOtherClock moves rank 1 of the real eager run onto another
+// host's clock, 4.7 s ahead: the offset must be estimated within 5 µs, every collective
 // matched, and each instance's split move by at most twice the offset's
 // error (the arrival and the first end each move by at most the error).
 func TestRealOtherClock(t *testing.T) {
 	whole, full := alignRealEager(t)
 	const d = 3_700_123_457
-	a, err := Align([]*ingest.Trace{whole[0], shifted(whole[1], d)}, nil, Options{})
+	a, err := Align([]*ingest.Trace{whole[0], otherHost(whole[1], d)}, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.Clock != ClockEstimated || a.Matched != full.Matched || a.Unmatched != 0 {
 		t.Errorf("clock %q matched %d unmatched %d, want estimated %d 0", a.Clock, a.Matched, a.Unmatched, full.Matched)
 	}
-	e := abs64(a.Ranks[1].OffsetNS + d)
+	e := abs64(a.Ranks[1].OffsetNS + d + 1_000_000_000)
 	if e > 5_000 {
-		t.Errorf("rank 1 offset %d, want about %d", a.Ranks[1].OffsetNS, -d)
+		t.Errorf("rank 1 offset %d, want about %d", a.Ranks[1].OffsetNS, -d-1_000_000_000)
 	}
 	bound := 2 * e * int64(a.Matched)
 	t.Logf("offset error %d ns; transfer %d ns, shared clock %d ns", e, a.Ranks[0].TransferNS, full.Ranks[0].TransferNS)

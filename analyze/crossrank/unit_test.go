@@ -172,3 +172,28 @@ func TestMedian(t *testing.T) {
 		}
 	}
 }
+
+// TestDisjointWindows gives the two ranks profiles of different windows of
+// one run. With times relative to one baseTimeNanoseconds they are known to
+// share a clock and nothing is paired; with epoch times nothing tells an
+// offset from a different window, and the offset is estimated.
+func TestDisjointWindows(t *testing.T) {
+	for _, relative := range []bool{true, false} {
+		drop := dropRange(0, 50, 100)
+		for k := range 50 {
+			drop[[2]int{1, k}] = true
+		}
+		s := scenario{world: 2, files: pair, args: true, relative: relative, drop: drop,
+			instances: regular("allreduce", pair, false, 100, t0, 100_000, 64, skew)}
+		a, err := Align(s.traces(), nil, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if relative && (a.Matched != 0 || a.Unmatched != 100 || a.Clock != ClockShared) {
+			t.Errorf("one base: matched %d unmatched %d clock %q, want 0 100 shared", a.Matched, a.Unmatched, a.Clock)
+		}
+		if !relative && a.Clock != ClockEstimated {
+			t.Errorf("epoch times: clock %q, want estimated", a.Clock)
+		}
+	}
+}
