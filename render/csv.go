@@ -26,25 +26,12 @@ var summaryHeader = []string{
 	"share_of_kernel", "share_of_span", "phase_kernel_us_per_step", "phase_span_mean_us",
 }
 
-// writeStepsCSV writes one row per rank x step x bucket.
-func writeStepsCSV(w io.Writer, r *analyze.Report) error {
+// writeCSV writes the header and the rows that rows produces, one call of
+// emit a row.
+func writeCSV(w io.Writer, header []string, rows func(emit func(...string))) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(stepsHeader); err != nil {
-		return fmt.Errorf("write csv: %w", err)
-	}
-	for i := range r.Ranks {
-		rk := &r.Ranks[i]
-		for _, s := range rk.Steps {
-			for _, id := range bucketOrder(r.Buckets, s.Buckets) {
-				b := s.Buckets[id]
-				cw.Write([]string{
-					rankID(rk), rk.File, strconv.Itoa(s.Index), s.Name, s.Phase, num(s.StartUS), num(s.KernelUS),
-					num(s.BusyUS), num(s.SpanUS), string(id), string(bucketInfo(r.Buckets, id).Group),
-					num(b.US), strconv.Itoa(b.Count), num(ratioPct(b.US, s.KernelUS)),
-				})
-			}
-		}
-	}
+	cw.Write(header)
+	rows(func(cells ...string) { cw.Write(cells) })
 	cw.Flush()
 	if err := cw.Error(); err != nil {
 		return fmt.Errorf("write csv: %w", err)
@@ -52,31 +39,39 @@ func writeStepsCSV(w io.Writer, r *analyze.Report) error {
 	return nil
 }
 
-// writeSummaryCSV writes one row per rank x phase x bucket.
-func writeSummaryCSV(w io.Writer, r *analyze.Report) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(summaryHeader); err != nil {
-		return fmt.Errorf("write csv: %w", err)
-	}
-	for i := range r.Ranks {
-		rk := &r.Ranks[i]
-		for _, pv := range rankPhases(rk) {
-			p := pv.Phase
-			for _, id := range bucketOrder(r.Buckets, p.Buckets) {
-				b := p.Buckets[id]
-				cw.Write([]string{
-					rankID(rk), rk.File, pv.Name, strconv.Itoa(p.Steps), string(id), string(bucketInfo(r.Buckets, id).Group),
-					num(b.USPerStep), num(b.CallsPerStep), num(b.ShareOfKernel), num(b.ShareOfSpan),
-					num(p.KernelPerStepUS), num(p.SpanMeanUS),
-				})
+// writeStepsCSV writes one row per rank x step x bucket.
+func writeStepsCSV(w io.Writer, r *analyze.Report) error {
+	return writeCSV(w, stepsHeader, func(emit func(...string)) {
+		for i := range r.Ranks {
+			rk := &r.Ranks[i]
+			for _, s := range rk.Steps {
+				for _, id := range bucketOrder(r.Buckets, s.Buckets) {
+					b := s.Buckets[id]
+					emit(rankID(rk), rk.File, strconv.Itoa(s.Index), s.Name, s.Phase, num(s.StartUS), num(s.KernelUS),
+						num(s.BusyUS), num(s.SpanUS), string(id), string(bucketInfo(r.Buckets, id).Group),
+						num(b.US), strconv.Itoa(b.Count), num(ratioPct(b.US, s.KernelUS)))
+				}
 			}
 		}
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return fmt.Errorf("write csv: %w", err)
-	}
-	return nil
+	})
+}
+
+// writeSummaryCSV writes one row per rank x phase x bucket.
+func writeSummaryCSV(w io.Writer, r *analyze.Report) error {
+	return writeCSV(w, summaryHeader, func(emit func(...string)) {
+		for i := range r.Ranks {
+			rk := &r.Ranks[i]
+			for _, pv := range rankPhases(rk) {
+				p := pv.Phase
+				for _, id := range bucketOrder(r.Buckets, p.Buckets) {
+					b := p.Buckets[id]
+					emit(rankID(rk), rk.File, pv.Name, strconv.Itoa(p.Steps), string(id), string(bucketInfo(r.Buckets, id).Group),
+						num(b.USPerStep), num(b.CallsPerStep), num(b.ShareOfKernel), num(b.ShareOfSpan),
+						num(p.KernelPerStepUS), num(p.SpanMeanUS))
+				}
+			}
+		}
+	})
 }
 
 // rankPhases returns the rank's decode and prefill phases that have steps,
