@@ -12,6 +12,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -310,31 +311,61 @@ func newID() string {
 }
 
 // extendDeadlines lets a long upload or download run past the server's
-// read and write timeouts while data keeps flowing: every read of the body
-// pushes the read deadline StallTimeout ahead.
+// read and write timeouts while data keeps flowing: every read of the
+// request body and every write of the response pushes the deadlines
+// StallTimeout ahead, so only a stalled transfer is cut off.
 func (s *Server) extendDeadlines(c echo.Context) {
-	rc := http.NewResponseController(c.Response())
+	rc := http.NewResponseController(c.Response().Writer)
 	push := func() {
 		t := time.Now().Add(s.cfg.StallTimeout)
 		rc.SetReadDeadline(t)
-		rc.SetWriteDeadline(t.Add(s.cfg.StallTimeout))
+		rc.SetWriteDeadline(t)
 	}
 	push()
+	p := &pusher{push: push, every: min(time.Second, s.cfg.StallTimeout/4)}
 	req := c.Request()
-	req.Body = &deadlineBody{ReadCloser: req.Body, push: push}
+	req.Body = &deadlineBody{ReadCloser: req.Body, p: p}
+	c.Response().Writer = &deadlineWriter{ResponseWriter: c.Response().Writer, p: p}
 }
 
-// deadlineBody calls push at most once a second while it is read.
+// pusher calls push at most once every period.
+type pusher struct {
+	push  func()
+	every time.Duration
+	last  time.Time
+	mu    sync.Mutex
+}
+
+func (p *pusher) touch() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if now := time.Now(); now.Sub(p.last) > p.every {
+		p.last = now
+		p.push()
+	}
+}
+
+// deadlineBody pushes the deadlines as the request body is read.
 type deadlineBody struct {
 	io.ReadCloser
-	push func()
-	last time.Time
+	p *pusher
 }
 
-func (d *deadlineBody) Read(p []byte) (int, error) {
-	if now := time.Now(); now.Sub(d.last) > time.Second {
-		d.last = now
-		d.push()
-	}
-	return d.ReadCloser.Read(p)
+func (d *deadlineBody) Read(b []byte) (int, error) {
+	d.p.touch()
+	return d.ReadCloser.Read(b)
 }
+
+// deadlineWriter pushes the deadlines as the response is written.
+type deadlineWriter struct {
+	http.ResponseWriter
+	p *pusher
+}
+
+func (d *deadlineWriter) Write(b []byte) (int, error) {
+	d.p.touch()
+	return d.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
