@@ -83,7 +83,7 @@ func bucketTable(rows []bucketRow, p analyze.Phase) *table {
 	for _, r := range rows {
 		s := r.Share
 		calls += s.CallsPerStep
-		t.Rows = append(t.Rows, []string{r.Bucket.Label, string(r.Bucket.Group), ms(s.USPerStep), count(s.CallsPerStep), pct(s.ShareOfKernel), pct(s.ShareOfSpan)})
+		t.Rows = append(t.Rows, []string{r.Bucket.Label, string(r.Bucket.Group), msFine(s.USPerStep), count(s.CallsPerStep), pct(s.ShareOfKernel), pct(s.ShareOfSpan)})
 	}
 	t.Rows = append(t.Rows, []string{"total", "", ms(p.KernelPerStepUS), count(calls), pct(ratioPct(p.KernelUS, p.KernelUS)), pct(ratioPct(p.KernelUS, p.SpanUS))})
 	return t

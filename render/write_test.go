@@ -86,12 +86,12 @@ func TestWriteReportBucketFigures(t *testing.T) {
 		}
 		found := false
 		for _, line := range strings.Split(b.String(), "\n") {
-			if strings.HasPrefix(line, label+" ") && strings.Contains(line, ms(s.USPerStep)) && strings.HasSuffix(line, pct(s.ShareOfSpan)) {
+			if strings.HasPrefix(line, label+" ") && strings.Contains(line, msFine(s.USPerStep)) && strings.HasSuffix(line, pct(s.ShareOfSpan)) {
 				found = true
 			}
 		}
 		if !found {
-			t.Errorf("no row for %s with %s ms/step and %s of span", label, ms(s.USPerStep), pct(s.ShareOfSpan))
+			t.Errorf("no row for %s with %s ms/step and %s of span", label, msFine(s.USPerStep), pct(s.ShareOfSpan))
 		}
 	}
 }
