@@ -80,13 +80,9 @@ func TestWriteReportBucketFigures(t *testing.T) {
 	// Every bucket row carries the phase's own figures.
 	for id, s := range r.Ranks[0].Decode.Buckets {
 		label := bucketInfo(r.Buckets, id).Label
-		want := label
-		for _, f := range []string{ms(s.USPerStep), count(s.CallsPerStep), pct(s.ShareOfKernel), pct(s.ShareOfSpan)} {
-			want += " .* " + f
-		}
 		found := false
 		for _, line := range strings.Split(b.String(), "\n") {
-			if strings.HasPrefix(line, label+" ") && strings.Contains(line, msFine(s.USPerStep)) && strings.HasSuffix(line, pct(s.ShareOfSpan)) {
+			if strings.HasPrefix(line, label+" ") && strings.Contains(line, msFine(s.USPerStep)) && strings.Contains(line, " "+count(s.CallsPerStep)+" ") && strings.Contains(line, pct(s.ShareOfKernel)) && strings.HasSuffix(line, pct(s.ShareOfSpan)) {
 				found = true
 			}
 		}
