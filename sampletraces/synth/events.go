@@ -10,6 +10,7 @@ const (
 	catPython category = iota
 	catCPUOp
 	catUserAnnotation
+	catGPUAnnotation
 	catRuntime
 	catDriver
 	catKernel
@@ -29,6 +30,8 @@ func (c category) String() string {
 		return "cpu_op"
 	case catUserAnnotation:
 		return "user_annotation"
+	case catGPUAnnotation:
+		return "gpu_user_annotation"
 	case catRuntime:
 		return "cuda_runtime"
 	case catDriver:

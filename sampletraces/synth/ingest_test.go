@@ -57,7 +57,7 @@ func checkIngested(t *testing.T, trace *ingest.Trace, tr *Truth, rt *RankTruth) 
 		{"python functions", trace.Counts.PythonFunctions, rt.EventsByCategory["python_function"]},
 		{"GPU events", int64(trace.GPU.Len()), int64(gpu)},
 		{"launches", int64(trace.Launches.Len()), int64(launches)},
-		{"annotations", int64(trace.Annotations.Len()), int64(len(tr.Steps))},
+		{"annotations (CPU and GPU)", int64(trace.Annotations.Len()), int64(2 * len(tr.Steps))},
 		{"comm ops", int64(trace.CommOps.Len()), int64(comm)},
 		{"world size", int64(trace.WorldSize()), int64(tr.Config.Ranks)},
 	}

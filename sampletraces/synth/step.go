@@ -24,7 +24,7 @@ func (w *rankWriter) writeStep(i int) {
 			top = w.pyFrame(f, t.outerStart+off, t.outerEnd-t.outerStart-2*off, top)
 		}
 	}
-	w.cpuOp(catUserAnnotation, t.info.name(), t.annStart, t.annEnd-t.annStart)
+	ann := w.cpuOp(catUserAnnotation, t.info.name(), t.annStart, t.annEnd-t.annStart)
 	fwd, layer := top, top
 	if withStack {
 		w.prep(t, top)
@@ -48,7 +48,18 @@ func (w *rankWriter) writeStep(i int) {
 		w.unit(t, ui, parent)
 	}
 	w.sync(t, top)
+	w.gpuAnnotation(t, ann)
 	w.gpuEvents(t)
+}
+
+// gpuAnnotation writes the GPU-side range of the step annotation on the
+// stream, from the step's first GPU op to its last.
+func (w *rankWriter) gpuAnnotation(t *stepTiming, ext int64) {
+	s, d := t.start[w.rank], t.dur[w.rank]
+	last := len(s) - 1
+	w.complete(catGPUAnnotation, t.info.name(), w.rank, gpuStream, s[0], s[last]+d[last]-s[0])
+	w.argInt("External id", ext, true)
+	w.closeArgs()
 }
 
 // prep writes the input preparation chains, one per layer.

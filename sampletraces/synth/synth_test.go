@@ -33,18 +33,19 @@ func readTruth(t *testing.T, dir string) *Truth {
 
 func TestGenerateMatchesTruth(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		graph bool
-		k     int
-		gzip  bool
+		name string
+		mut  func(*Config)
 	}{
-		{"eager", false, 3, true},
-		{"graph", true, 2, false},
-		{"no-stack", false, 0, true},
+		{"eager", func(c *Config) {}},
+		{"graph", func(c *Config) { c.CUDAGraph, c.PythonFunctions, c.Gzip = true, 2, false }},
+		{"no-stack", func(c *Config) { c.PythonFunctions = 0 }},
+		{"deep-stack", func(c *Config) { c.PythonFunctions, c.Ranks, c.Layers = 40, 2, 2 }},
+		{"one-rank-one-layer", func(c *Config) { c.Ranks, c.Layers, c.PrefillSteps, c.DecodeSteps = 1, 1, 0, 1 }},
+		{"prefill-only", func(c *Config) { c.DecodeSteps, c.PrefillSteps, c.CUDAGraph = 0, 2, true }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := smallConfig(tc.graph, tc.k)
-			cfg.Gzip = tc.gzip
+			cfg := smallConfig(false, 3)
+			tc.mut(&cfg)
 			dir := t.TempDir()
 			if _, err := Generate(dir, cfg, false); err != nil {
 				t.Fatal(err)
@@ -105,6 +106,7 @@ func checkPerStep(t *testing.T, tr *Truth, byCat map[string]int64) {
 		want["kernel"] += int64(pc.Kernels) * n
 		want["gpu_memcpy"] += int64(pc.Memcpys) * n
 		want["user_annotation"] += n
+		want["gpu_user_annotation"] += n
 	}
 	byCat["launch"] = byCat["cuda_runtime"] + byCat["cuda_driver"]
 	for k, v := range want {
