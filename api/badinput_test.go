@@ -222,7 +222,7 @@ func htmlEscape(s string) string {
 
 func TestToken(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: t.TempDir(), Token: "s3cret"})
-	gz := publicTrace(t, traceRank0)
+	gz := publicTrace(t, "tracelens-vllm-decode-full-graph.json.gz")
 	for _, auth := range []string{"", "Bearer wrong", "s3cret"} {
 		f, err := os.Open(gz)
 		must(t, err)

@@ -73,11 +73,7 @@ func (s *Server) Diff(ctx context.Context, baseID, headID string) (*diff.Diff, e
 
 // getDiff handles GET /api/v1/diff?base=&head=.
 func (s *Server) getDiff(c echo.Context) error {
-	b, h, err := diffIDs(c)
-	if err != nil {
-		return err
-	}
-	d, err := s.Diff(c.Request().Context(), b, h)
+	d, err := s.requestDiff(c)
 	if err != nil {
 		return err
 	}
@@ -93,11 +89,7 @@ func (s *Server) getDiffChart(c echo.Context) error {
 	if kind != "diff" || s.pipe.DiffChart == nil {
 		return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("unknown diff chart %q: have diff.svg, diff.png", kind))
 	}
-	b, h, err := diffIDs(c)
-	if err != nil {
-		return err
-	}
-	d, err := s.Diff(c.Request().Context(), b, h)
+	d, err := s.requestDiff(c)
 	if err != nil {
 		return err
 	}
@@ -108,11 +100,11 @@ func (s *Server) getDiffChart(c echo.Context) error {
 	return c.Blob(http.StatusOK, chartFormats[format], img)
 }
 
-// diffIDs returns the base and head run ids of a diff request.
-func diffIDs(c echo.Context) (base, head string, err error) {
-	base, head = c.QueryParam("base"), c.QueryParam("head")
+// requestDiff compares the runs named by the base and head parameters.
+func (s *Server) requestDiff(c echo.Context) (*diff.Diff, error) {
+	base, head := c.QueryParam("base"), c.QueryParam("head")
 	if base == "" || head == "" {
-		return "", "", echo.NewHTTPError(http.StatusBadRequest, "diff needs two runs: ?base=RUN_ID&head=RUN_ID")
+		return nil, echo.NewHTTPError(http.StatusBadRequest, "diff needs two runs: ?base=RUN_ID&head=RUN_ID")
 	}
-	return base, head, nil
+	return s.Diff(c.Request().Context(), base, head)
 }
