@@ -111,9 +111,20 @@ func (c *collector) trace(i int, t *ingest.Trace, classify Classifier) {
 		}
 		it.sig = c.sigOf(t, ev, args, kind, sigs)
 		s := c.sequence(seqKey{g, kind})
-		s.items[i] = append(s.items[i], it)
+		s.items[i] = appendItem(s.items[i], it)
 		c.in.counts[i]++
 	}
+}
+
+// appendItem appends it to its, doubling the capacity when full: append
+// grows large slices by a quarter, which copies them about five times over.
+func appendItem(its []item, it item) []item {
+	if len(its) == cap(its) {
+		grown := make([]item, len(its), max(64, 2*cap(its)))
+		copy(grown, its)
+		its = grown
+	}
+	return append(its, it)
 }
 
 // commOpsByExternalID maps External id to record_param_comms args, for

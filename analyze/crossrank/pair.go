@@ -1,5 +1,7 @@
 package crossrank
 
+import "slices"
+
 // pairing pairs one rank's collectives of a sequence (b) with the
 // reference rank's (a).
 type pairing struct {
@@ -20,6 +22,7 @@ func newPairing(n int) pairing {
 
 // endDiffs appends a's end minus b's for each pair to diffs.
 func (p *pairing) endDiffs(a, b []item, diffs []int64) []int64 {
+	diffs = slices.Grow(diffs, p.n)
 	for i, j := range p.toB {
 		if j >= 0 {
 			diffs = append(diffs, a[i].end-b[j].end)
