@@ -3,6 +3,7 @@ package synth
 import (
 	"io"
 	"strconv"
+	"sync"
 )
 
 // flushSize is the buffer size at which events are handed to the sink.
@@ -27,6 +28,8 @@ type asyncSink struct {
 	full chan []byte
 	free chan []byte
 	done chan error
+	mu   sync.Mutex
+	err  error // first write error, seen by flush
 }
 
 // newAsyncSink starts the writing goroutine; close must be called.
@@ -39,7 +42,11 @@ func newAsyncSink(w io.Writer) *asyncSink {
 		var err error
 		for b := range s.full {
 			if err == nil {
-				_, err = w.Write(b)
+				if _, err = w.Write(b); err != nil {
+					s.mu.Lock()
+					s.err = err
+					s.mu.Unlock()
+				}
 			}
 			s.free <- b[:0]
 		}
@@ -50,7 +57,10 @@ func newAsyncSink(w io.Writer) *asyncSink {
 
 func (s *asyncSink) flush(b []byte) ([]byte, error) {
 	s.full <- b
-	return <-s.free, nil
+	free := <-s.free
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return free, s.err
 }
 
 // close waits for the writes to finish and returns the first error.

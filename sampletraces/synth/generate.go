@@ -59,7 +59,7 @@ func writeRank(s sink, cfg *Config, m *model, r int, name string) (RankTruth, er
 		return RankTruth{}, fmt.Errorf("rank %d: %w", r, w.err)
 	}
 	rt := w.acc.truth()
-	rt.Rank, rt.File, rt.PID = r, name, w.cpuPID
+	rt.Rank, rt.File, rt.PID, rt.Slowness = r, name, w.cpuPID, w.sim.bias[r]
 	rt.UncompressedBytes, rt.Events = w.bytes, int64(w.n)
 	rt.EventsByCategory = map[string]int64{}
 	for c, n := range w.counts {

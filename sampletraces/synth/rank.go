@@ -27,8 +27,10 @@ type rankWriter struct {
 	ev     int64  // last Ev Idx
 	py     int64  // last Python id
 	chains map[*phasePlan][][]frame
-	extra  map[string][]frame // chains not tied to a launch: prep, graph, sync
-	acc    rankAccum
+	// prepChain and syncChain are the chains of input preparation and of the
+	// host's wait for sampled tokens.
+	prepChain, syncChain []frame
+	acc                  rankAccum
 }
 
 // cpuPIDOf returns the host process id of rank r.
@@ -53,10 +55,8 @@ func newRankWriter(cfg *Config, m *model, steps []stepInfo, r int, s sink) *rank
 		}
 		w.chains[pp] = cs
 	}
-	w.extra = map[string][]frame{
-		"prep": cutChain(prepStack(), cfg.PythonFunctions),
-		"sync": cutChain(syncStack(), cfg.PythonFunctions),
-	}
+	w.prepChain = cutChain(prepStack(), cfg.PythonFunctions)
+	w.syncChain = cutChain(syncStack(), cfg.PythonFunctions)
 	w.acc.init(len(steps))
 	return w
 }

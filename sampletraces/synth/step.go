@@ -68,7 +68,7 @@ func (w *rankWriter) prep(t *stepTiming, parent int64) {
 	width := (t.prepEnd - t.prepStart) / n
 	for i := int64(0); i < n; i++ {
 		s := t.prepStart + i*width
-		w.chain(w.extra["prep"], s+50, s+width-50, parent)
+		w.chain(w.prepChain, s+50, s+width-50, parent)
 	}
 }
 
@@ -109,7 +109,7 @@ func (w *rankWriter) unit(t *stepTiming, ui int, parent int64) {
 // sync writes the host's wait for the sampled tokens.
 func (w *rankWriter) sync(t *stepTiming, parent int64) {
 	in := int64(w.cfg.PythonFunctions+1) * chainStepNS
-	w.chain(w.extra["sync"], t.syncStart, t.syncStart+t.syncDur+2*in, parent)
+	w.chain(w.syncChain, t.syncStart, t.syncStart+t.syncDur+2*in, parent)
 	w.corr++
 	w.runtimeCall(apiEventSync, t.syncStart+in, t.syncDur, 0, w.corr)
 }

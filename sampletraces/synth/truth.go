@@ -65,8 +65,11 @@ type PhaseCounts struct {
 
 // RankTruth is one rank's file and its timing.
 type RankTruth struct {
-	Rank              int              `json:"rank"`
-	File              string           `json:"file"`
+	Rank int    `json:"rank"`
+	File string `json:"file"`
+	// Slowness in [0,1) biases the rank's extra compute before collectives:
+	// the slowest rank tends to arrive last and wait least.
+	Slowness          float64          `json:"slowness"`
 	PID               int              `json:"pid"`
 	UncompressedBytes int64            `json:"uncompressed_bytes"`
 	Events            int64            `json:"events"`
