@@ -51,6 +51,7 @@ func parseSynthFlags(args []string, stderr io.Writer) (synth.Config, string, boo
 	fs.Float64Var(&cfg.AllReduceShare, "allreduce-share", cfg.AllReduceShare, "AllReduce transfer time / decode GPU time (see truth.json allreduce_share_definition)")
 	fs.Float64Var(&cfg.SkewUS, "skew-us", cfg.SkewUS, "largest per-collective arrival skew in decode, µs (prefill: 4x)")
 	fs.BoolVar(&cfg.CUDAGraph, "cuda-graph", cfg.CUDAGraph, "decode replays one CUDA graph per step")
+	fs.BoolVar(&cfg.CollectiveArgs, "collective-args", cfg.CollectiveArgs, "NCCL kernels carry collective args and CPU record_param_comms ops (torch.distributed); false: vLLM pynccl style, bare kernels")
 	fs.IntVar(&cfg.PythonFunctions, "python-functions", cfg.PythonFunctions, "python_function frames per CPU launch (0: no with_stack events)")
 	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "decode batch (requests)")
 	fs.IntVar(&cfg.PromptLen, "prompt-len", cfg.PromptLen, "prompt tokens per request (prefill)")

@@ -33,6 +33,11 @@ type Config struct {
 	// decode collective, and so the largest arrival skew; prefill uses 4x.
 	SkewUS    float64 `json:"skew_us"`
 	CUDAGraph bool    `json:"cuda_graph"` // decode replays one CUDA graph per step
+	// CollectiveArgs writes collectives the way torch.distributed does:
+	// record_param_comms ops and collective args on NCCL kernels. When
+	// false they look like vLLM's pynccl path: a vllm::all_reduce op and
+	// bare NCCL kernels, to be matched across ranks by order.
+	CollectiveArgs bool `json:"collective_args"`
 	// PythonFunctions is K, the depth of the python_function chain emitted
 	// around each CPU launch (with_stack=True style).
 	PythonFunctions int    `json:"python_functions"`
@@ -53,6 +58,7 @@ func DefaultConfig() Config {
 		AllReduceShare:  0.5,
 		SkewUS:          10,
 		PythonFunctions: 8,
+		CollectiveArgs:  true,
 		Batch:           32,
 		PromptLen:       128,
 		Seed:            1,

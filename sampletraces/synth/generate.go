@@ -251,7 +251,7 @@ func phaseCounts(cfg *Config, pp *phasePlan, steps []stepInfo) PhaseCounts {
 			pc.Launches -= len(u.ops) - 1
 		} else {
 			pc.CPUOps++
-			if pp.launches[u.launch].kernels[0].coll != nil {
+			if pp.launches[u.launch].kernels[0].coll != nil && cfg.CollectiveArgs {
 				pc.CPUOps++
 				pc.CommOps++
 			}

@@ -10,8 +10,10 @@ import (
 // TestIngest reads a generated trace set with ingest.Open and checks that
 // what it keeps matches the truth.
 func TestIngest(t *testing.T) {
-	for _, graph := range []bool{false, true} {
+	for _, tc := range []struct{ graph, args bool }{{false, true}, {true, true}, {false, false}} {
+		graph := tc.graph
 		cfg := smallConfig(graph, 3)
+		cfg.CollectiveArgs = tc.args
 		dir := t.TempDir()
 		tr, err := Generate(dir, cfg, false)
 		if err != nil {
@@ -77,6 +79,9 @@ func checkIngested(t *testing.T, trace *ingest.Trace, tr *Truth, rt *RankTruth) 
 	var want int64
 	for _, st := range rt.Steps {
 		want += st.GPUNS
+	}
+	if !tr.Config.CollectiveArgs {
+		colls = 0
 	}
 	if withColl != colls || ns != want {
 		t.Errorf("rank %d: %d GPU events with collective args (want %d), GPU time %d ns (want %d)", rt.Rank, withColl, colls, ns, want)

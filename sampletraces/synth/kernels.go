@@ -14,6 +14,8 @@ const (
 type collective struct {
 	name  string // "Collective name" arg: allreduce, _allgather_base
 	cpuOp string // outer CPU op, e.g. c10d::allreduce_
+	// vllmOp is the CPU op of the same collective on vLLM's pynccl path.
+	vllmOp string
 	// elemsPerToken is "In msg nelems" per token (per request for gathers).
 	elemsPerToken int64
 	gather        bool // Out msg nelems = In × group size
@@ -202,17 +204,17 @@ func newCatalog() *catalog {
 		allReduceLL: &kernel{
 			name:   "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
 			bucket: "allreduce", grid: [3]int{4, 1, 1}, block: [3]int{512, 1, 1}, regs: 96, smem: 4352,
-			coll: &collective{name: "allreduce", cpuOp: "c10d::allreduce_", elemsPerToken: hiddenSize, allReduce: true},
+			coll: &collective{name: "allreduce", cpuOp: "c10d::allreduce_", vllmOp: "vllm::all_reduce", elemsPerToken: hiddenSize, allReduce: true},
 		},
 		allReduceSimple: &kernel{
 			name:   "ncclDevKernel_AllReduce_Sum_bf16_RING_SIMPLE(ncclDevKernelArgsStorage<4096ul>)",
 			bucket: "allreduce", grid: [3]int{8, 1, 1}, block: [3]int{544, 1, 1}, regs: 96, smem: 4352,
-			coll: &collective{name: "allreduce", cpuOp: "c10d::allreduce_", elemsPerToken: hiddenSize, allReduce: true},
+			coll: &collective{name: "allreduce", cpuOp: "c10d::allreduce_", vllmOp: "vllm::all_reduce", elemsPerToken: hiddenSize, allReduce: true},
 		},
 		allGatherLL: &kernel{
 			name:   "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
 			bucket: "allgather", grid: [3]int{4, 1, 1}, block: [3]int{512, 1, 1}, regs: 96, smem: 4352,
-			coll: &collective{name: "_allgather_base", cpuOp: "c10d::_allgather_base_", elemsPerToken: vocabSize, gather: true},
+			coll: &collective{name: "_allgather_base", cpuOp: "c10d::_allgather_base_", vllmOp: "vllm::all_gather", elemsPerToken: vocabSize, gather: true},
 		},
 		memcpyHtoD: &kernel{
 			name: "Memcpy HtoD (Pinned -> Device)", bucket: "memcpy", kind: kindMemcpy,

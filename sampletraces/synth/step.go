@@ -92,10 +92,13 @@ func (w *rankWriter) unit(t *stepTiming, ui int, parent int64) {
 	in := int64(w.cfg.PythonFunctions+1) * chainStepNS
 	opS, opE := start+in, end-in
 	var ext int64
-	if k := l.kernels[0]; k.coll != nil {
+	switch k := l.kernels[0]; {
+	case k.coll != nil && w.cfg.CollectiveArgs:
 		w.cpuOp(catCPUOp, k.coll.cpuOp, opS, opE-opS)
 		ext = w.commOp(k, t.info, opS+1_000, opE-opS-1_500)
-	} else {
+	case k.coll != nil:
+		ext = w.cpuOp(catCPUOp, k.coll.vllmOp, opS, opE-opS)
+	default:
 		ext = w.cpuOp(catCPUOp, l.cpuOp, opS, opE-opS)
 	}
 	for _, j := range u.ops {
@@ -163,7 +166,7 @@ func (w *rankWriter) gpuEvent(k *kernel, info stepInfo, ts, dur, ext, corr int64
 		return
 	}
 	w.b = append(w.b, k.argsTail...)
-	if k.coll != nil {
+	if k.coll != nil && w.cfg.CollectiveArgs {
 		w.collArgs(k, info)
 	}
 	w.closeArgs()

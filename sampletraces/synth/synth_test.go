@@ -42,6 +42,7 @@ func TestGenerateMatchesTruth(t *testing.T) {
 		{"deep-stack", func(c *Config) { c.PythonFunctions, c.Ranks, c.Layers = 40, 2, 2 }},
 		{"one-rank-one-layer", func(c *Config) { c.Ranks, c.Layers, c.PrefillSteps, c.DecodeSteps = 1, 1, 0, 1 }},
 		{"prefill-only", func(c *Config) { c.DecodeSteps, c.PrefillSteps, c.CUDAGraph = 0, 2, true }},
+		{"pynccl", func(c *Config) { c.CollectiveArgs = false }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := smallConfig(false, 3)
@@ -164,7 +165,7 @@ func checkGPU(t *testing.T, p *parsed, tr *Truth, rt RankTruth, steps [][2]int64
 		ns[i][bidx[b]] += dur
 		counts[i][b]++
 		if b == "allreduce" || b == "allgather" {
-			checkCollArgs(t, e, tr.Config.Ranks)
+			checkCollArgs(t, e, tr.Config.Ranks, tr.Config.CollectiveArgs)
 		}
 	}
 	for i, st := range rt.Steps {
@@ -178,10 +179,17 @@ func checkGPU(t *testing.T, p *parsed, tr *Truth, rt RankTruth, steps [][2]int64
 	}
 }
 
-// checkCollArgs checks the collective args of an NCCL kernel.
-func checkCollArgs(t *testing.T, e map[string]any, ranks int) {
+// checkCollArgs checks the collective args of an NCCL kernel: present and
+// right, or absent.
+func checkCollArgs(t *testing.T, e map[string]any, ranks int, want bool) {
 	t.Helper()
 	a := args(e)
+	if !want {
+		if a["Collective name"] != nil {
+			t.Errorf("NCCL kernel has collective args: %v", a)
+		}
+		return
+	}
 	if a["Collective name"] == nil || num(t, a["In msg nelems"]) <= 0 || num(t, a["Group size"]) != int64(ranks) ||
 		a["dtype"] != "BFloat16" || a["Process Group Name"] == nil || a["Process Group Ranks"] == nil {
 		t.Errorf("NCCL kernel without collective args: %v", a)
