@@ -3,7 +3,6 @@ package api_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -61,7 +60,7 @@ func startServer(t testing.TB, cfg api.Config) *testServer {
 	if cfg.MaxUncompressedBytes == 0 {
 		cfg.MaxUncompressedBytes = 256 << 20
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.Logger = quietLog()
 	srv, err := api.Open(cfg, wire.Pipeline(cfg.MaxUncompressedBytes))
 	if err != nil {
 		t.Fatal(err)
@@ -173,4 +172,5 @@ func must(t testing.TB, err error) {
 	}
 }
 
-var _ = fmt.Sprintf
+// quietLog discards the server's log.
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
