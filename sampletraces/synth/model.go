@@ -72,7 +72,7 @@ type model struct {
 // modelByName checks that a model profile exists.
 func modelByName(name string) (string, error) {
 	switch name {
-	case "kimi-k2.5", "kimi-k2":
+	case "kimi-k2.5":
 		return name, nil
 	}
 	return "", fmt.Errorf("unknown model %q (have: kimi-k2.5)", name)
