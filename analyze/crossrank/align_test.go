@@ -1,6 +1,7 @@
 package crossrank
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -157,5 +158,33 @@ func checkStragglers(t *testing.T, a *Alignment, e expected, tol int64) {
 		if s.LateCount != w.LateCount || abs64(s.LateNS-w.LateNS) > tol*int64(w.LateCount) {
 			t.Errorf("straggler %+v, want %+v", s, w)
 		}
+	}
+}
+
+// TestAlignRandomDamage drops random collectives on random ranks of
+// four-rank runs with random arrivals and checks, against the truth, that
+// exactly the complete instances are matched and split right. Kernels of
+// send/recv need not overlap in time, so only the ends keep apart the
+// collectives that lost their partners on either side.
+func TestAlignRandomDamage(t *testing.T) {
+	kinds := []string{"allreduce", "sendrecv"}
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		drop := map[[2]int]bool{}
+		for range rng.IntN(12) {
+			drop[[2]int{rng.IntN(4), rng.IntN(80)}] = true
+		}
+		lateness := func(r, k int) int64 { return int64((r*7919+k*104729+int(seed)*31)%40) * 1_000 }
+		s := scenario{world: 4, files: quad, args: seed%2 == 0, drop: drop, relative: seed%3 == 0,
+			instances: regular(kinds[seed%2], quad, false, 80, t0, 60_000+int64(seed)*1_000, 4096, lateness)}
+		a, err := Align(s.traces(), nil, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := s.want()
+		if a.Matched != e.matched || a.Unmatched != e.unmatched {
+			t.Errorf("seed %d: matched %d unmatched %d, want %d %d", seed, a.Matched, a.Unmatched, e.matched, e.unmatched)
+		}
+		checkSplits(t, &s, a, e, 0)
 	}
 }

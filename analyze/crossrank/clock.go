@@ -14,11 +14,15 @@ type pairClock struct {
 
 // median returns the median of xs (the lower middle for an even count) in
 // expected linear time; it reorders xs.
-func median(xs []int64) int64 {
+func median(xs []int64) int64 { return nth(xs, (len(xs)-1)/2) }
+
+// nth returns the k-th smallest of xs (from 0, clamped to the slice) in
+// expected linear time, 0 for none; it reorders xs.
+func nth(xs []int64, k int) int64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	k := (len(xs) - 1) / 2
+	k = min(max(k, 0), len(xs)-1)
 	lo, hi := 0, len(xs)-1
 	for lo < hi {
 		lt, gt := partition3(xs, lo, hi)

@@ -103,7 +103,7 @@ func (c *collector) trace(i int, t *ingest.Trace, classify Classifier) {
 			continue
 		}
 		args := collectiveArgs(t, ev, comms)
-		it := item{start: base + ev.Start, end: base + ev.End(), seq: -1, idx: int32(idx)}
+		it := item{start: base + ev.Start, end: base + ev.Start + max(ev.Dur, 0), seq: -1, idx: int32(idx)}
 		g := 0
 		if args != nil {
 			it.seq = args.SeqNum

@@ -98,7 +98,7 @@ func (m *matcher) pairAll() {
 		p.pairs = make([]pairing, len(p.parts))
 		for k := 1; k < len(p.parts); k++ {
 			a, b := p.seq.items[p.parts[0]], p.seq.items[p.parts[k]]
-			p.pairs[k] = pairByEnd(a, b, 0, tol)
+			p.pairs[k] = pairByEnd(a, b, endRule{tol: tol, overlap: mustOverlap(p.seq.kind)})
 			c := m.clock(p.parts[0], p.parts[k])
 			c.paired += p.pairs[k].n
 			c.possible += min(len(a), len(b))
@@ -108,16 +108,46 @@ func (m *matcher) pairAll() {
 	for key, c := range m.clocks {
 		m.decide(key, c)
 	}
+	for _, p := range m.plans {
+		if !mustOverlap(p.seq.kind) {
+			for k := 1; k < len(p.parts); k++ {
+				m.tighten(p, k)
+			}
+		}
+	}
+}
+
+// tighten pairs participant k of p again with a tolerance fitted to how
+// well its paired ends agree: four times the 95th percentile of their
+// deviation from the median, within [SharedClockNS, EndToleranceNS]. For
+// kinds whose kernels need not overlap, the ends alone keep apart two
+// collectives that each lost their partner, and they may end close.
+func (m *matcher) tighten(p *plan, k int) {
+	a, b := p.seq.items[p.parts[0]], p.seq.items[p.parts[k]]
+	diffs := p.pairs[k].endDiffs(a, b, nil)
+	if len(diffs) == 0 {
+		return
+	}
+	mid := median(diffs)
+	for i := range diffs {
+		diffs[i] = abs64(diffs[i] - mid)
+	}
+	tol := min(max(4*nth(diffs, len(diffs)*95/100), m.opt.SharedClockNS), m.opt.EndToleranceNS)
+	if tol < m.opt.EndToleranceNS {
+		off := m.clocks[[2]int{p.parts[0], p.parts[k]}].off
+		p.pairs[k] = pairByEnd(a, b, endRule{off: off, tol: tol})
+	}
 }
 
 // decide chooses between a shared clock and an estimated offset for the
 // rank pair key. Either must pair at least half of the pairable
 // collectives. A shared clock also needs the median end difference within
-// SharedClockNS of zero; it wins when it pairs all the collectives, or no
-// fewer than the estimate (periodic runs make an offset of whole periods
-// look like a shared clock: comparing the two keeps the better pairing).
-// When neither will do, the pair's clocks stay unrelated and nothing is
-// paired.
+// SharedClockNS of zero; it wins when it pairs at least 90% of the
+// collectives, or no fewer than the estimate. (An offset of whole periods
+// of a periodic run looks like a shared clock that pairs part of the run;
+// pairing by order with a lost collective looks like an offset of one
+// period that pairs all but a few: the thresholds keep both apart.) When
+// neither will do, the pair's clocks stay unrelated and nothing is paired.
 //
 // Two traces whose times are relative to the same baseTimeNanoseconds come
 // from one host and share its clock whatever their ends say: they are
@@ -133,7 +163,7 @@ func (m *matcher) decide(key [2]int, c *pairClock) {
 	zero := m.pairingsOf(key)
 	estOK := m.estimate(key, c) && 2*c.estPaired >= c.possible
 	switch {
-	case zeroOK && (!estOK || c.paired >= c.estPaired):
+	case zeroOK && (!estOK || 10*c.paired >= 9*c.possible || c.paired >= c.estPaired):
 		c.shared, c.estimated, c.off = true, false, 0
 		m.setPairings(key, zero)
 	case !estOK:
@@ -197,7 +227,8 @@ func (m *matcher) estimate(key [2]int, c *pairClock) bool {
 	c.estimated, c.estPaired = true, 0
 	for _, p := range m.plans {
 		if k := p.index(key[1]); k > 0 && p.parts[0] == key[0] {
-			p.pairs[k] = pairByEnd(p.seq.items[key[0]], p.seq.items[key[1]], c.off, m.opt.EndToleranceNS)
+			r := endRule{off: c.off, tol: m.opt.EndToleranceNS, overlap: mustOverlap(p.seq.kind)}
+			p.pairs[k] = pairByEnd(p.seq.items[key[0]], p.seq.items[key[1]], r)
 			c.estPaired += p.pairs[k].n
 		}
 	}

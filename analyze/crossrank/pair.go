@@ -44,17 +44,46 @@ func abs64(x int64) int64 {
 	return x
 }
 
+// endRule says when two collectives on two ranks may be one instance: b's
+// end plus off within tol of a's end and, when overlap is set, the two
+// kernels running at the same time for a while (on b's clock moved by off).
+type endRule struct {
+	off, tol int64
+	overlap  bool
+}
+
+// fits says whether a and b satisfy the rule apart from the end tolerance.
+func (r endRule) fits(a, b *item) bool {
+	if !compatible(a, b) {
+		return false
+	}
+	return !r.overlap || max(a.start, b.start+r.off) < min(a.end, b.end+r.off)
+}
+
+// mustOverlap says whether every rank's kernel of a collective of this kind
+// must be running while every other's is: each rank needs data from all the
+// others before it can finish. Not so for send/recv and broadcast, where a
+// sender may finish into the peer's buffer before the peer starts.
+func mustOverlap(kind string) bool {
+	switch kind {
+	case "allreduce", "allgather", "reducescatter", "alltoall":
+		return true
+	}
+	return false
+}
+
 // pairByEnd pairs a and b, both ordered by end, by their ends: b's end plus
-// off must be within tol of a's, and each pair must be the nearest for both
-// sides, so that a collective missing on one rank leaves its neighbour
-// unpaired instead of shifting every later pair. It runs in linear time.
-func pairByEnd(a, b []item, off, tol int64) pairing {
+// r.off must be within r.tol of a's, and each pair must be the nearest for
+// both sides, so that a collective missing on one rank leaves its
+// neighbour unpaired instead of shifting every later pair. It runs in
+// linear time.
+func pairByEnd(a, b []item, r endRule) pairing {
 	p := newPairing(len(a))
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
-		d := a[i].end - (b[j].end + off)
-		if abs64(d) <= tol {
-			if compatible(&a[i], &b[j]) && !nearerNeighbour(a, b, i, j, d, off) {
+		d := a[i].end - (b[j].end + r.off)
+		if abs64(d) <= r.tol {
+			if r.fits(&a[i], &b[j]) && !nearerNeighbour(a, b, i, j, d, r) {
 				p.toB[i] = int32(j)
 				p.n++
 				i++
@@ -80,11 +109,11 @@ func pairByEnd(a, b []item, off, tol int64) pairing {
 
 // nearerNeighbour says whether a[i] fits b[j+1], or b[j] fits a[i+1], better
 // than a[i] fits b[j] (whose end difference is d).
-func nearerNeighbour(a, b []item, i, j int, d, off int64) bool {
-	if j+1 < len(b) && compatible(&a[i], &b[j+1]) && abs64(a[i].end-b[j+1].end-off) < abs64(d) {
+func nearerNeighbour(a, b []item, i, j int, d int64, r endRule) bool {
+	if j+1 < len(b) && r.fits(&a[i], &b[j+1]) && abs64(a[i].end-b[j+1].end-r.off) < abs64(d) {
 		return true
 	}
-	return i+1 < len(a) && compatible(&a[i+1], &b[j]) && abs64(a[i+1].end-b[j].end-off) < abs64(d)
+	return i+1 < len(a) && r.fits(&a[i+1], &b[j]) && abs64(a[i+1].end-b[j].end-r.off) < abs64(d)
 }
 
 // endDiffsByIndex pairs a and b by order and signature alone, skipping at
