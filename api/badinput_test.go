@@ -72,6 +72,7 @@ func TestBadInputs(t *testing.T) {
 	gz, err := os.ReadFile(publicTrace(t, traceH100))
 	must(t, err)
 	ctEmpty, emptyForm := multipartBody(t, "x", "")
+	ctMixed, mixedForm := multipartBody(t, "x", "", publicTrace(t, traceRank0), writeTemp(t, "bad.json", "not json"))
 	tests := []struct {
 		name  string
 		ctype string
@@ -93,6 +94,7 @@ func TestBadInputs(t *testing.T) {
 		{"wrong content type", "text/html", bytes.NewReader(gz), 415, `unsupported content type "text/html"`},
 		{"form-encoded (curl -d)", "application/x-www-form-urlencoded", bytes.NewReader(gz), 415, "--data-binary"},
 		{"multipart without a file", ctEmpty, emptyForm, 400, "holds no file"},
+		{"multipart with a good and a bad file", ctMixed, mixedForm, 400, "bad.json: not a JSON trace"},
 		{"too large", "application/octet-stream", io.MultiReader(strings.NewReader("{"), io.LimitReader(spaceReader{}, 40<<20)), 413, "larger than"},
 	}
 	for _, tc := range tests {
@@ -117,6 +119,13 @@ func TestBadInputs(t *testing.T) {
 	if n := countFiles(t, filepath.Join(s.DataDir(), "blobs")); n != 0 {
 		t.Errorf("%d files left in the blob store", n)
 	}
+}
+
+// writeTemp writes a file in a test directory and returns its path.
+func writeTemp(t testing.TB, name, content string) string {
+	p := filepath.Join(t.TempDir(), name)
+	must(t, os.WriteFile(p, []byte(content), 0o644))
+	return p
 }
 
 // zeroBomb is a 10 GB gzip stream of zeros only.

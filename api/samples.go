@@ -64,19 +64,14 @@ func (s *Server) Import(ctx context.Context, path string, labels map[string]stri
 		return nil, err
 	}
 	up := upload{name: strings.TrimSuffix(filepath.Base(path), ".json.gz"), labels: labels}
-	s.blobMu.RLock()
-	defer s.blobMu.RUnlock()
-	for _, p := range files {
-		if err := s.importFile(ctx, path, p, &up); err != nil {
-			return nil, err
+	return s.commit(ctx, &up, func() error {
+		for _, p := range files {
+			if err := s.importFile(ctx, path, p, &up); err != nil {
+				return err
+			}
 		}
-	}
-	run, err := s.newRun(ctx, &up)
-	if err != nil {
-		return nil, err
-	}
-	s.enqueue(run.ID)
-	return run, nil
+		return nil
+	})
 }
 
 func (s *Server) importFile(ctx context.Context, root, path string, up *upload) error {
@@ -89,7 +84,7 @@ func (s *Server) importFile(ctx context.Context, root, path string, up *upload) 
 		return fmt.Errorf("import: %w", err)
 	}
 	defer f.Close()
-	if err := s.readBody(ctx, f, name, up); err != nil {
+	if err := s.storeFile(ctx, f, name, up); err != nil {
 		return fmt.Errorf("import %s: %w", path, err)
 	}
 	return nil

@@ -43,25 +43,20 @@ func (s *Server) createRun(c echo.Context) error {
 	if err := up.addLabels(c.QueryParams()["label"]); err != nil {
 		return err
 	}
-	s.blobMu.RLock()
-	defer s.blobMu.RUnlock()
+	var read func() error
 	switch {
 	case ct == "multipart/form-data":
-		err = s.readMultipart(req, params["boundary"], &up)
+		read = func() error { return s.readMultipart(req, params["boundary"], &up) }
 	case bodyTypes[ct]:
-		err = s.readBody(req.Context(), req.Body, c.QueryParam("filename"), &up)
+		read = func() error { return s.storeFile(req.Context(), req.Body, c.QueryParam("filename"), &up) }
 	default:
 		return unsupportedType(ct)
 	}
+	run, err := s.commit(req.Context(), &up, read)
 	if err != nil {
 		return s.uploadError(err)
 	}
-	run, err := s.newRun(req.Context(), &up)
-	if err != nil {
-		return err
-	}
 	s.stats.upload(run.Size())
-	s.enqueue(run.ID)
 	url := "/api/v1/runs/" + run.ID
 	c.Response().Header().Set(echo.HeaderLocation, url)
 	return c.JSON(http.StatusAccepted, map[string]any{
@@ -98,6 +93,49 @@ type upload struct {
 	name   string
 	labels map[string]string
 	files  []store.File
+	stored []string // hashes of every blob stored, accepted or not
+}
+
+// commit stores an upload's files with read and records the run, then
+// queues its analysis. When anything fails, the blobs it stored that no
+// run uses are removed: a failed upload leaves nothing behind.
+func (s *Server) commit(ctx context.Context, up *upload, read func() error) (*store.Run, error) {
+	run, err := s.storeRun(ctx, up, read)
+	if err != nil {
+		s.dropOrphans(context.WithoutCancel(ctx), up.stored)
+		return nil, err
+	}
+	s.enqueue(run.ID)
+	return run, nil
+}
+
+// storeRun reads the files and records the run while holding off deletes.
+func (s *Server) storeRun(ctx context.Context, up *upload, read func() error) (*store.Run, error) {
+	s.blobMu.RLock()
+	defer s.blobMu.RUnlock()
+	if err := read(); err != nil {
+		return nil, err
+	}
+	return s.newRun(ctx, up)
+}
+
+// dropOrphans deletes the blobs no run references. It holds the exclusive
+// lock, so an upload that stored the same content has recorded its run.
+func (s *Server) dropOrphans(ctx context.Context, hashes []string) {
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	for _, h := range hashes {
+		used, err := s.meta.Referenced(ctx, h)
+		if err != nil {
+			s.log.Warn("orphan blob check", "sha256", h, "err", err)
+			continue
+		}
+		if !used {
+			if err := s.blobs.Delete(ctx, h); err != nil {
+				s.log.Warn("delete orphan blob", "sha256", h, "err", err)
+			}
+		}
+	}
 }
 
 // addLabels parses "key=value" labels (several may be comma-separated).
@@ -115,16 +153,6 @@ func (u *upload) addLabels(vals []string) error {
 			u.labels[strings.TrimSpace(k)] = strings.TrimSpace(val)
 		}
 	}
-	return nil
-}
-
-// readBody stores a single-file request body.
-func (s *Server) readBody(ctx context.Context, body io.Reader, name string, up *upload) error {
-	f, err := s.storeFile(ctx, body, name)
-	if err != nil {
-		return err
-	}
-	up.files = append(up.files, f)
 	return nil
 }
 
@@ -162,7 +190,7 @@ func (s *Server) readMultipart(req *http.Request, boundary string, up *upload) e
 func (s *Server) readPart(ctx context.Context, part *multipart.Part, up *upload) error {
 	defer part.Close()
 	if part.FileName() != "" {
-		return s.readBody(ctx, part, part.FileName(), up)
+		return s.storeFile(ctx, part, part.FileName(), up)
 	}
 	val, err := io.ReadAll(io.LimitReader(part, 4097))
 	if err != nil {
@@ -180,20 +208,21 @@ func (s *Server) readPart(ctx context.Context, part *multipart.Part, up *upload)
 	return nil
 }
 
-// storeFile streams one file to the blob store while validating it; the
-// blob exists only if the whole file arrived and passed.
-func (s *Server) storeFile(ctx context.Context, r io.Reader, name string) (store.File, error) {
+// storeFile streams one file to the blob store while validating it, and
+// adds it to up. The blob appears only if the whole file arrived; one that
+// fails the checks is left in up.stored for commit to drop.
+func (s *Server) storeFile(ctx context.Context, r io.Reader, name string, up *upload) error {
 	name = cleanName(name)
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, err := br.Peek(512)
 	if len(head) == 0 {
 		if err != nil && err != io.EOF {
-			return store.File{}, err
+			return err
 		}
-		return store.File{}, badInput("%s: empty body: nothing to analyse", displayName(name))
+		return badInput("%s: empty body: nothing to analyse", displayName(name))
 	}
 	kind := sniffKind(head)
-	lim := limits{maxUncompressed: s.cfg.MaxUncompressedBytes, maxRatio: s.cfg.MaxRatio}
+	lim := s.limits()
 	pr, pw := io.Pipe()
 	type result struct {
 		kind string
@@ -213,36 +242,31 @@ func (s *Server) storeFile(ctx context.Context, r io.Reader, name string) (store
 	pw.CloseWithError(perr)
 	res := <-done
 	if perr != nil {
-		return store.File{}, perr // the validator's error when it stopped first
+		return perr // the validator's error when it stopped first
 	}
+	up.stored = append(up.stored, sha)
 	if res.err != nil {
-		s.blobs.Delete(ctx, sha) // content that fails is never a valid run's blob
-		return store.File{}, res.err
+		return res.err
 	}
 	f := store.File{Name: name, SHA256: sha, Size: size, Kind: res.kind}
 	if f.Name == "" {
 		f.Name = "upload" + kindExt[f.Kind]
 	}
 	if kind == kindZip {
-		if err := s.checkZip(ctx, f); err != nil {
-			return store.File{}, err
+		p, err := s.blobs.Local(ctx, sha)
+		if err != nil {
+			return err
+		}
+		if err := lim.validateZip(f.Name, p); err != nil {
+			return err
 		}
 	}
-	return f, nil
+	up.files = append(up.files, f)
+	return nil
 }
 
-// checkZip validates a stored zip archive, removing it if it fails.
-func (s *Server) checkZip(ctx context.Context, f store.File) error {
-	p, err := s.blobs.Local(ctx, f.SHA256)
-	if err != nil {
-		return err
-	}
-	lim := limits{maxUncompressed: s.cfg.MaxUncompressedBytes, maxRatio: s.cfg.MaxRatio}
-	if err := lim.validateZip(f.Name, p); err != nil {
-		s.blobs.Delete(ctx, f.SHA256)
-		return err
-	}
-	return nil
+func (s *Server) limits() limits {
+	return limits{maxUncompressed: s.cfg.MaxUncompressedBytes, maxRatio: s.cfg.MaxRatio}
 }
 
 // cleanName keeps an uploaded file's name and the relative directories

@@ -345,3 +345,12 @@ func (s *SQLite) Counts(ctx context.Context) (map[Status]int, error) {
 	}
 	return m, rows.Err()
 }
+
+// Referenced implements Meta.
+func (s *SQLite) Referenced(ctx context.Context, sha string) (bool, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM run_files WHERE sha256 = ?`, sha).Scan(&n); err != nil {
+		return false, fmt.Errorf("blob %s references: %w", sha, err)
+	}
+	return n > 0, nil
+}

@@ -91,6 +91,8 @@ type Meta interface {
 	Report(ctx context.Context, id string) ([]byte, error)
 	// Delete removes a run and returns the blob hashes no run uses any more.
 	Delete(ctx context.Context, id string) (orphans []string, err error)
+	// Referenced reports whether any run uses the blob.
+	Referenced(ctx context.Context, sha string) (bool, error)
 	// Unfinished returns the ids of runs still queued or running, oldest
 	// first, so that they can be analysed again after a restart.
 	Unfinished(ctx context.Context) ([]string, error)
