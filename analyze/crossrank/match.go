@@ -91,7 +91,8 @@ func (m *matcher) run(a *Alignment) {
 
 // pairAll pairs each participant with its sequence's reference, first on
 // the hypothesis of a shared clock, then, for the rank pairs whose ends do
-// not agree on one clock, with an estimated offset.
+// not agree on one clock, with an estimated offset; last, for kinds whose
+// kernels need not overlap, with a tolerance fitted to the pairs' ends.
 func (m *matcher) pairAll() {
 	tol := m.opt.EndToleranceNS
 	for _, p := range m.plans {
