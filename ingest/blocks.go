@@ -34,11 +34,13 @@ func (b *block) data() []byte { return b.mem[b.prefix : b.prefix+b.n] }
 // decompression runs concurrently with parsing. Blocks go back through free
 // for reuse: memory stays at blocksInFlight blocks whatever the input size.
 type blockReader struct {
-	full  chan *block
-	free  chan *block
-	done  chan struct{}
-	err   error // set before full is closed
-	total int64 // bytes delivered; read only after full is closed
+	full         chan *block
+	free         chan *block
+	done         chan struct{}
+	size, prefix int
+	allocated    int   // blocks made so far, by the reading goroutine
+	err          error // set before full is closed
+	total        int64 // bytes delivered; read only after full is closed
 }
 
 // newBlockReader starts reading r in blocks of size bytes with prefix bytes
@@ -46,12 +48,11 @@ type blockReader struct {
 // consumer calls close when it is done.
 func newBlockReader(r io.Reader, limit int64, size, prefix int) *blockReader {
 	br := &blockReader{
-		full: make(chan *block, blocksInFlight),
-		free: make(chan *block, blocksInFlight+2),
-		done: make(chan struct{}),
-	}
-	for range blocksInFlight + 2 {
-		br.free <- &block{mem: make([]byte, prefix+size), prefix: prefix}
+		full:   make(chan *block, blocksInFlight),
+		free:   make(chan *block, blocksInFlight+2),
+		done:   make(chan struct{}),
+		size:   size,
+		prefix: prefix,
 	}
 	go br.run(r, limit)
 	return br
@@ -60,10 +61,8 @@ func newBlockReader(r io.Reader, limit int64, size, prefix int) *blockReader {
 func (br *blockReader) run(r io.Reader, limit int64) {
 	defer close(br.full)
 	for {
-		var b *block
-		select {
-		case b = <-br.free:
-		case <-br.done:
+		b := br.get()
+		if b == nil {
 			return
 		}
 		n, err := fill(r, b.mem[b.prefix:])
@@ -87,6 +86,26 @@ func (br *blockReader) run(r io.Reader, limit int64) {
 			br.err = err
 			return
 		}
+	}
+}
+
+// get returns a free block, making one while fewer than the most in flight
+// exist (a small file needs only one), or nil when the consumer is done.
+func (br *blockReader) get() *block {
+	select {
+	case b := <-br.free:
+		return b
+	default:
+	}
+	if br.allocated < blocksInFlight+2 {
+		br.allocated++
+		return &block{mem: make([]byte, br.prefix+br.size), prefix: br.prefix}
+	}
+	select {
+	case b := <-br.free:
+		return b
+	case <-br.done:
+		return nil
 	}
 }
 

@@ -53,8 +53,8 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(handTrace))
 	f.Add([]byte(`[{"ph":"X","cat":"kernel","name":"k","ts":1.5,"dur":2,"args":{"grid":[1,2,3]}}]`))
 	f.Add([]byte(`{"traceEvents": [{"ph": "X",, }]}`))
-	for _, name := range []string{"tracelens-vllm-decode-full-graph.json.gz", "hta-nccl-allreduce-broadcast-rank0.json.gz",
-		"tracelens-mi300-resnet-rccl.json.gz"} {
+	for _, name := range []string{"tracelens-vllm-decode-full-graph.json.gz", "hta-sampled-rank-0.json.gz",
+		"tracelens-sglang-qwen3-8b-decode.json.gz"} {
 		small := smallRealTrace(f, name, 3)
 		f.Add(small)
 		var gz bytes.Buffer

@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -43,6 +44,10 @@ func Open(path string, opt Options) (*Set, error) {
 type collector struct {
 	set *Set
 	opt Options
+	// many is set when reading a directory or archive: there a JSON file
+	// that is not a trace (a config, vLLM's truth.json of a synthetic
+	// run) is set aside, not an error.
+	many bool
 }
 
 // isTraceName reports whether a file name looks like a trace.
@@ -63,6 +68,7 @@ func isCapture(p string) bool {
 
 // dir reads every trace file below root.
 func (c *collector) dir(root string) error {
+	c.many = true
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			c.fail(p, err)
@@ -129,6 +135,7 @@ func (c *collector) readPath(p string, size int64) (*Trace, error) {
 
 // tar reads the trace members of a tar stream.
 func (c *collector) tar(p string, r io.Reader) error {
+	c.many = true
 	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
@@ -154,6 +161,7 @@ func (c *collector) zip(p string, f *os.File, size int64) error {
 		c.fail(p, fmt.Errorf("reading zip archive: %w", err))
 		return nil
 	}
+	c.many = true
 	for _, m := range zr.File {
 		if m.FileInfo().IsDir() || !isTraceName(m.Name) {
 			continue
@@ -180,6 +188,10 @@ func (c *collector) fail(p string, err error) {
 // aside, or error.
 func (c *collector) add(p string, read func() (*Trace, error)) {
 	t, err := read()
+	if err != nil && c.many && errors.Is(err, ErrNotTrace) {
+		c.set.SetAside = append(c.set.SetAside, SetAside{Path: p, Reason: err.Error()})
+		return
+	}
 	if err != nil {
 		c.fail(p, err)
 		return

@@ -68,6 +68,9 @@ func TestOpenProfileDir(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "broken.json"), []byte(`{"traceEvents": [`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "truth.json"), []byte(`{"steps": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	set, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +81,8 @@ func TestOpenProfileDir(t *testing.T) {
 	if len(set.Captures) != 1 || !set.Captures[0].Capture {
 		t.Errorf("captures: %d, want 1", len(set.Captures))
 	}
-	if len(set.SetAside) != 1 || !strings.Contains(set.SetAside[0].Path, "async_llm") {
+	if len(set.SetAside) != 2 || !strings.Contains(set.SetAside[0].Path, "async_llm") ||
+		!strings.Contains(set.SetAside[1].Reason, "no traceEvents") {
 		t.Errorf("set aside: %+v", set.SetAside)
 	}
 	if len(set.Errors) != 1 || !strings.Contains(set.Errors[0].Error(), "broken.json") {

@@ -183,6 +183,7 @@ func streamCounts(tr *Trace) refCounts {
 func TestStreamMatchesReferenceDecode(t *testing.T) {
 	for _, path := range publicTraces(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
+			t.Parallel()
 			tr, err := ReadFile(path, Options{})
 			if err != nil {
 				t.Fatal(err)
