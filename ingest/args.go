@@ -41,32 +41,18 @@ func (s *scanner) args(ev *rawEvent, a *argVals) error {
 // after it.
 func (s *scanner) parseArgs(i int, a *argVals) (int, error) {
 	*a = argVals{coll: rawColl{seq: -1}}
-	b := s.buf
-	i = s.ws(i + 1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, nil
-	}
-	for {
-		key, next, err := s.key(i)
-		if err != nil {
+	i, done, err := s.open(i, "an args object")
+	for !done && err == nil {
+		var key []byte
+		if key, i, err = s.key(i); err != nil {
 			return 0, err
 		}
-		if i, err = s.argField(key, next, a); err != nil {
+		if i, err = s.argField(key, i, a); err != nil {
 			return 0, err
 		}
-		i = s.ws(i)
-		if i >= len(b) {
-			return 0, errShort
-		}
-		switch b[i] {
-		case ',':
-			i = s.ws(i + 1)
-		case '}':
-			return i + 1, nil
-		default:
-			return 0, s.unexpected(i, "',' or '}' in args")
-		}
+		i, done, err = s.after(i, "args")
 	}
+	return i, err
 }
 
 // argField parses the value at i for an args key.

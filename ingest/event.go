@@ -28,42 +28,60 @@ func (ev *rawEvent) droppable() bool {
 func (s *scanner) event(i int, ev *rawEvent) (int, error) {
 	ev.ph, ev.cat, ev.name, ev.pid, ev.tid, ev.ts, ev.dur = nil, nil, nil, nil, nil, nil, nil
 	ev.class, ev.dropped, ev.argsParsed, ev.args, ev.argsEnd = catNone, false, false, -1, 0
-	b := s.buf
-	if i >= len(b) {
-		return 0, errShort
-	}
-	if b[i] != '{' {
-		return 0, s.unexpected(i, "an event object")
-	}
-	i = s.ws(i + 1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, nil
-	}
-	for {
-		key, next, err := s.key(i)
-		if err != nil {
+	i, done, err := s.open(i, "an event object")
+	for !done && err == nil {
+		var key []byte
+		if key, i, err = s.key(i); err != nil {
 			return 0, err
 		}
-		if i, err = s.eventField(key, next, ev); err != nil {
+		if i, err = s.eventField(key, i, ev); err != nil {
 			return 0, err
 		}
 		if ev.droppable() {
 			ev.dropped = true
 			return s.skipRest(i)
 		}
-		i = s.ws(i)
-		if i >= len(b) {
-			return 0, errShort
-		}
-		switch b[i] {
-		case ',':
-			i = s.ws(i + 1)
-		case '}':
-			return i + 1, nil
-		default:
-			return 0, s.unexpected(i, "',' or '}' in an event")
-		}
+		i, done, err = s.after(i, "an event")
 	}
+	return i, err
+}
+
+// open checks for an object at i and returns the position of its first
+// member, or done and the position after it when it is empty.
+func (s *scanner) open(i int, what string) (next int, done bool, err error) {
+	b := s.buf
+	if i >= len(b) {
+		return 0, false, errShort
+	}
+	if b[i] != '{' {
+		return 0, false, s.unexpected(i, what)
+	}
+	i = s.ws(i + 1)
+	if i >= len(b) {
+		return 0, false, errShort
+	}
+	if b[i] == '}' {
+		return i + 1, true, nil
+	}
+	return i, false, nil
+}
+
+// after reads what follows a member's value at i: a comma, and it returns
+// the position of the next member; or the closing brace, and it returns
+// done and the position after it.
+func (s *scanner) after(i int, what string) (next int, done bool, err error) {
+	b := s.buf
+	i = s.ws(i)
+	if i >= len(b) {
+		return 0, false, errShort
+	}
+	switch b[i] {
+	case ',':
+		return s.ws(i + 1), false, nil
+	case '}':
+		return i + 1, true, nil
+	}
+	return 0, false, s.unexpected(i, "',' or '}' in "+what)
 }
 
 // key parses an object key and the colon after it, and returns the raw key

@@ -11,24 +11,9 @@ import (
 // exponent forms fall back to a float and are rounded. A quoted number is
 // accepted. It reports false for text that is not a number or overflows.
 func parseMicrosNS(b []byte) (int64, bool) {
-	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
-		b = b[1 : len(b)-1]
-	}
-	neg := false
-	i := 0
-	if i < len(b) && b[i] == '-' {
-		neg = true
-		i++
-	}
-	start := i
-	var v int64
-	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		if v > (math.MaxInt64-9)/10 {
-			return 0, false
-		}
-		v = v*10 + int64(b[i]-'0')
-	}
-	if i == start {
+	b = unquote(b)
+	v, neg, i, ok := intPrefix(b)
+	if !ok {
 		return 0, false
 	}
 	frac, digits := int64(0), 0
@@ -89,24 +74,9 @@ func parseFloatNS(b []byte) (int64, bool) {
 // fraction or exponent is truncated toward zero. It reports false for
 // anything else.
 func parseInt(b []byte) (int64, bool) {
-	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
-		b = b[1 : len(b)-1]
-	}
-	neg := false
-	i := 0
-	if i < len(b) && b[i] == '-' {
-		neg = true
-		i++
-	}
-	start := i
-	var v int64
-	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		if v > (math.MaxInt64-9)/10 {
-			return 0, false
-		}
-		v = v*10 + int64(b[i]-'0')
-	}
-	if i == start {
+	b = unquote(b)
+	v, neg, i, ok := intPrefix(b)
+	if !ok {
 		return 0, false
 	}
 	if i < len(b) {
@@ -120,4 +90,30 @@ func parseInt(b []byte) (int64, bool) {
 		v = -v
 	}
 	return v, true
+}
+
+// unquote strips the quotes of a quoted number.
+func unquote(b []byte) []byte {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+		return b[1 : len(b)-1]
+	}
+	return b
+}
+
+// intPrefix parses the optional minus sign and the integer digits at the
+// start of b. It returns the magnitude, the sign, the position after the
+// digits, and false when there are no digits or they overflow.
+func intPrefix(b []byte) (v int64, neg bool, i int, ok bool) {
+	if i < len(b) && b[i] == '-' {
+		neg = true
+		i++
+	}
+	start := i
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if v > (math.MaxInt64-9)/10 {
+			return 0, false, 0, false
+		}
+		v = v*10 + int64(b[i]-'0')
+	}
+	return v, neg, i, i > start
 }
