@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+func TestBenchJSON(t *testing.T) {
+	path := publicTracePath(t, "tracelens-vllm-prefilldecode-piecewise.json.gz")
+	_, pyErr := exec.LookPath("python3")
+	args := []string{"bench", path, "--runs", "2", "--json"}
+	code, out, errs := runCmd(args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r benchResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.UncompressedBytes != 4524969 || r.Bytes != 354139 || r.Events != 19289 || r.PythonFunctions != 17038 {
+		t.Errorf("sizes and counts: %+v", r)
+	}
+	if r.Gunzip.Seconds <= 0 || r.Ingest.Seconds <= 0 || r.Ingest.PeakRSS <= 0 || r.Ingest.EventsSec <= 0 {
+		t.Errorf("phases: %+v %+v", r.Gunzip, r.Ingest)
+	}
+	if got := r.Gunzip.Seconds / r.Ingest.Seconds; got != r.SpeedVsGunzip {
+		t.Errorf("speed ratio %v, want %v", r.SpeedVsGunzip, got)
+	}
+	if r.KeptEvents == 0 || r.BytesPerKept <= 0 {
+		t.Errorf("kept %d, bytes per kept %v", r.KeptEvents, r.BytesPerKept)
+	}
+	if pyErr == nil {
+		if r.Python == nil || r.Python.Error != "" || r.Python.Seconds <= 0 || r.Python.PeakRSS <= 0 || r.SpeedupVsPython <= 0 {
+			t.Errorf("python baseline: %+v", r.Python)
+		}
+	}
+}
+
+func TestBenchText(t *testing.T) {
+	path := publicTracePath(t, "tracelens-vllm-decode-full-graph.json.gz")
+	code, out, errs := runCmd("bench", "--runs", "1", "--no-python", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"gunzip (ceiling)", "kinetoscope ingest", "ingest speed:", "x gunzip",
+		"bytes per kept event", "1,993 events (984 python_function)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "python json.load") {
+		t.Errorf("--no-python still ran python:\n%s", out)
+	}
+}
+
+func TestBenchArgs(t *testing.T) {
+	for _, args := range [][]string{{"bench"}, {"bench", "a", "b"}, {"bench", "--runs", "0", "x"}} {
+		if code, _, _ := runCmd(args...); code == 0 {
+			t.Errorf("%v: exit 0", args)
+		}
+	}
+	if code, _, errs := runCmd("bench", "/nonexistent.json.gz", "--no-python"); code != 1 || !strings.Contains(errs, "nonexistent") {
+		t.Errorf("missing file: exit %d %q", code, errs)
+	}
+}
+
+func TestPeakRSS(t *testing.T) {
+	resetPeakRSS()
+	before := peakRSS()
+	buf := make([]byte, 64<<20)
+	for i := range buf {
+		buf[i] = 1
+	}
+	after := peakRSS()
+	if before <= 0 || after-before < 60<<20 {
+		t.Errorf("peak RSS %d before, %d after touching 64 MiB", before, after)
+	}
+}
