@@ -94,19 +94,11 @@ func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Optio
 	if len(t.Meta.Devices) > 0 {
 		rk.Device = t.Meta.Devices[0].Name
 	}
-	marks, source := findSteps(t, stepFinders(re))
-	byGPU := false
-	if source != "" {
-		rk.StepSource, rk.StepEvidence = source, stepEvidence(source, len(marks), opt.StepRegex)
-	} else {
-		marks, rk.StepEvidence = inferSteps(t)
-		rk.StepSource, byGPU = SourceInferred, true
-	}
-	if re != nil && source != SourceRegex {
+	p := stepPass(t, cls, re)
+	rk.StepSource, rk.StepEvidence = p.source, p.evidence
+	if re != nil && p.source != SourceRegex {
 		rk.Warnings = append(rk.Warnings, fmt.Sprintf("no CPU annotation matches --step-regex %q", opt.StepRegex))
 	}
-	p := newRankPass(t, newBucketTab(), cls, marks, byGPU)
-	p.run()
 	rk.Steps = p.buildSteps()
 	inferPhases(rk.Steps, p.training())
 	rk.Decode = Aggregate(rk.Steps, isPhase(PhaseDecode))
@@ -120,6 +112,23 @@ func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Optio
 		rk.Warnings = append(rk.Warnings, fmt.Sprintf("%d of %d GPU events have no CPU launch in the trace; placed in steps by GPU start time", p.noLaunch, t.GPU.Len()))
 	}
 	return rk, p
+}
+
+// stepPass cuts t into steps and runs every per-event pass over them: the
+// one code path behind Analyze and StepEvents.
+func stepPass(t *ingest.Trace, cls *Classifier, re *regexp.Regexp) *rankPass {
+	marks, source := findSteps(t, stepFinders(re))
+	evidence, byGPU := "", false
+	if source != "" {
+		evidence = stepEvidence(source, len(marks), re)
+	} else {
+		marks, evidence = inferSteps(t)
+		source, byGPU = SourceInferred, true
+	}
+	p := newRankPass(t, newBucketTab(), cls, marks, byGPU)
+	p.source, p.evidence = source, evidence
+	p.run()
+	return p
 }
 
 // kernelLists returns the top kernels per bucket over the decode steps (all

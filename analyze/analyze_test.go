@@ -145,3 +145,34 @@ func TestCollectiveNames(t *testing.T) {
 		}
 	}
 }
+
+// TestStepEvents: the events of the hand trace's graph-replay step, with
+// the buckets Analyze gave them (the argmax after the last GEMM is
+// sampling, the softmax before it is not), and errors for what is not there.
+func TestStepEvents(t *testing.T) {
+	set := handTrace().set()
+	evs, err := StepEvents(set, Options{}, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		start  int64
+		bucket BucketID
+	}{{9550 * us1, Elementwise}, {9600 * us1, GEMM}, {9650 * us1, Norm}, {9800 * us1, Sampling}}
+	if len(evs) != len(want) {
+		t.Fatalf("%d events, want %d: %+v", len(evs), len(want), evs)
+	}
+	for i, w := range want {
+		if evs[i].StartNS != w.start || evs[i].Bucket != w.bucket || evs[i].Correlation != evs[0].Correlation {
+			t.Errorf("event %d: %+v, want start %d in %s, the graph launch's correlation", i, evs[i], w.start, w.bucket)
+		}
+	}
+	for _, bad := range []struct{ rank, step int }{{1, 0}, {0, 3}, {0, -1}} {
+		if _, err := StepEvents(set, Options{}, bad.rank, bad.step); err == nil {
+			t.Errorf("rank %d step %d: no error", bad.rank, bad.step)
+		}
+	}
+	if _, err := StepEvents(nil, Options{}, 0, 0); err == nil {
+		t.Error("nil set: no error")
+	}
+}

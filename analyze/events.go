@@ -52,7 +52,10 @@ func (ec *eventClassifier) info(ev *ingest.GPUEvent) *nameInfo {
 	if !ni.done {
 		name := ec.t.Name(ev.Name)
 		b, cd, pd := ec.cls.match(name, ev.Kind, "", false)
-		s := ec.cls.Match(name, ev.Kind, "", true)
+		s := b // no sampling rule ahead of b matched: the same answer
+		if pd {
+			s = ec.cls.Match(name, ev.Kind, "", true)
+		}
 		*ni = nameInfo{done: true, collDep: cd, phaseDep: pd, plain: ec.tab.index[b], sampling: ec.tab.index[s]}
 	}
 	return ni

@@ -27,6 +27,9 @@ type rankPass struct {
 	li    launchIndex
 	marks []stepMark
 	byGPU bool // steps cut on GPU time (inferred), not CPU launch time
+	// source and evidence say how the steps were found (Rank.StepSource,
+	// Rank.StepEvidence).
+	source, evidence string
 
 	stepOf   []int32 // per GPU event; -1 outside every step
 	bucketOf []uint8 // per GPU event

@@ -182,10 +182,10 @@ func dedupMarks(ms []stepMark) []stepMark {
 }
 
 // stepEvidence describes how steps were found.
-func stepEvidence(source string, n int, userRegex string) string {
+func stepEvidence(source string, n int, userRegex *regexp.Regexp) string {
 	switch source {
 	case SourceRegex:
-		return fmt.Sprintf("%d annotations match --step-regex %q", n, userRegex)
+		return fmt.Sprintf("%d annotations match --step-regex %q", n, userRegex.String())
 	case SourceVLLM:
 		return fmt.Sprintf("%d vLLM execute_* annotations", n)
 	case SourceProfilerStep:

@@ -3,6 +3,8 @@ package render
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"gonum.org/v1/plot"
@@ -162,13 +164,13 @@ func streamRows(ks []TimelineKernel) map[int]float64 {
 	return rows
 }
 
-// streamTicks labels the stream rows.
+// streamTicks labels the stream rows, top row first.
 func streamTicks(rows map[int]float64) ([]float64, []string) {
-	var ys []float64
-	var names []string
-	for id, y := range rows {
-		ys = append(ys, y)
-		names = append(names, fmt.Sprintf("stream %d", id))
+	ids := slices.Sorted(maps.Keys(rows))
+	ys := make([]float64, len(ids))
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		ys[i], names[i] = rows[id], fmt.Sprintf("stream %d", id)
 	}
 	return ys, names
 }
