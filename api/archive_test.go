@@ -78,15 +78,7 @@ func TestUploadArchives(t *testing.T) {
 			if c.Run.Files[0].Kind != tc.kind {
 				t.Errorf("stored kind %q, want %q", c.Run.Files[0].Kind, tc.kind)
 			}
-			run := waitRun(t, s.URL, c.ID)
-			if run.Status != store.StatusDone {
-				t.Fatalf("run: %s %s", run.Status, run.Error)
-			}
-			var rep analyze.Report
-			getJSON(t, s.URL+"/api/v1/runs/"+c.ID+"/report", &rep)
-			if len(rep.Ranks) != 2 || rep.Ranks[0].Rank != 0 || rep.Ranks[1].Rank != 1 {
-				t.Fatalf("report of %d ranks, want ranks 0 and 1", len(rep.Ranks))
-			}
+			checkTwoRanks(t, s.URL, c.ID)
 		})
 	}
 	code, body := do(t, "GET", s.URL+"/metrics", "", nil)

@@ -110,15 +110,7 @@ func TestEndToEnd(t *testing.T) {
 		getJSON(t, s.URL+"/api/v1/runs/"+c.id+"/report", &rep)
 		sameAnalysis(t, &rep, directReport(t, c.file))
 	}
-	run := waitRun(t, s.URL, m.ID)
-	if run.Status != store.StatusDone {
-		t.Fatalf("multipart run: %s %s", run.Status, run.Error)
-	}
-	var two analyze.Report
-	getJSON(t, s.URL+"/api/v1/runs/"+m.ID+"/report", &two)
-	if len(two.Ranks) != 2 || two.Ranks[0].Rank != 0 || two.Ranks[1].Rank != 1 {
-		t.Fatalf("multipart report ranks: %+v", two.Ranks)
-	}
+	checkTwoRanks(t, s.URL, m.ID)
 
 	checkCharts(t, s.URL, a.ID)
 	checkTrace(t, s.URL, a.ID, h100)
@@ -152,6 +144,21 @@ func TestEndToEnd(t *testing.T) {
 	}
 	checkTrace(t, s2.URL, a.ID, h100)
 	checkCharts(t, s2.URL, b.ID)
+}
+
+// checkTwoRanks waits for a run of the two sampled ranks and checks that
+// its report holds ranks 0 and 1.
+func checkTwoRanks(t *testing.T, base, id string) {
+	t.Helper()
+	run := waitRun(t, base, id)
+	if run.Status != store.StatusDone {
+		t.Fatalf("run %s: %s %s", id, run.Status, run.Error)
+	}
+	var rep analyze.Report
+	getJSON(t, base+"/api/v1/runs/"+id+"/report", &rep)
+	if len(rep.Ranks) != 2 || rep.Ranks[0].Rank != 0 || rep.Ranks[1].Rank != 1 {
+		t.Fatalf("run %s: report of %d ranks, want ranks 0 and 1", id, len(rep.Ranks))
+	}
 }
 
 // checkCharts fetches every chart kind as SVG and PNG.
