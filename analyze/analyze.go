@@ -90,7 +90,8 @@ func prepare(opt Options) (*Classifier, *regexp.Regexp, error) {
 
 // analyzeTrace analyses one rank.
 func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Options) (Rank, *rankPass) {
-	rk := Rank{Rank: t.Rank, File: t.Path, WorldSize: t.WorldSize(), Warnings: append([]string(nil), t.Warnings...)}
+	rk := Rank{Rank: t.Rank, File: t.Path, WorldSize: t.WorldSize(), Versions: versions(t.Meta),
+		Warnings: append([]string(nil), t.Warnings...)}
 	if len(t.Meta.Devices) > 0 {
 		rk.Device = t.Meta.Devices[0].Name
 	}
@@ -165,6 +166,27 @@ func (p *rankPass) kernelLists(steps []Step, opt Options) (map[BucketID][]Kernel
 	ot := collectKernels(p, all)
 	unc := ot.describe(p, all, ot.top(nOther, func(*kstat) bool { return true }))
 	return top, unc
+}
+
+// versions gathers the software versions of m (Rank.Versions); nil when
+// there are none.
+func versions(m ingest.Meta) map[string]string {
+	var v map[string]string
+	add := func(k, val string) {
+		if val == "" {
+			return
+		}
+		if v == nil {
+			v = make(map[string]string)
+		}
+		v[k] = val
+	}
+	for k, val := range m.Versions {
+		add(k, val)
+	}
+	add("nccl", m.Distributed.NCCLVersion)
+	add("backend", m.Distributed.Backend)
+	return v
 }
 
 // synthetic says whether the trace declares itself generated.

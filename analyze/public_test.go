@@ -199,3 +199,23 @@ func TestOtherShareOnInference(t *testing.T) {
 		}
 	}
 }
+
+// TestRankVersions: a rank's versions come from the trace's *_version keys
+// and its distributedInfo.
+func TestRankVersions(t *testing.T) {
+	tests := []struct {
+		file string
+		want map[string]string
+	}{
+		{"tracelens-vllm-decode-full-graph.json.gz", map[string]string{"backend": "nccl", "nccl": "2.26.6", "hip_runtime_version": "70051831"}},
+		{"tracelens-h100-qwen1.5-0.5b.json.gz", map[string]string{"cuda_runtime_version": "12040", "cupti_version": "22"}},
+	}
+	for _, tt := range tests {
+		v := analyzePublic(t, tt.file, Options{}).Ranks[0].Versions
+		for k, w := range tt.want {
+			if v[k] != w {
+				t.Errorf("%s: version %s = %q, want %q (all: %v)", tt.file, k, v[k], w, v)
+			}
+		}
+	}
+}

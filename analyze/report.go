@@ -21,6 +21,10 @@ type Rank struct {
 	File      string `json:"file"`
 	WorldSize int    `json:"world_size"`
 	Device    string `json:"device,omitempty"` // GPU name
+	// Versions holds the trace's software versions: its top-level
+	// *_version keys (torch_version, cuda_runtime_version, ...), "nccl"
+	// (distributedInfo.nccl_version) and "backend" (distributedInfo.backend).
+	Versions map[string]string `json:"versions,omitempty"`
 	// StepSource is how steps were found: "vllm", "profiler_step",
 	// "sglang", "regex" or "inferred"; StepEvidence says what was used.
 	StepSource   string `json:"step_source"`

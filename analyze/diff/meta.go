@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -9,8 +10,8 @@ import (
 )
 
 // metadata compares what the reports say about each run: GPUs, world size,
-// ranks, phases present, how steps were found, and whether the trace was
-// generated.
+// ranks, phases present, how steps were found, whether the trace was
+// generated, and the software versions (one key each, by name).
 func metadata(b, h *side) []MetaDiff {
 	pairs := []struct {
 		key string
@@ -23,10 +24,38 @@ func metadata(b, h *side) []MetaDiff {
 		{"step_source", func(s *side) string { return stepSources(s.ranks) }},
 		{"synthetic", func(s *side) string { return strconv.FormatBool(s.report.Synthetic) }},
 	}
-	out := make([]MetaDiff, len(pairs))
-	for i, p := range pairs {
-		bv, hv := p.get(b), p.get(h)
-		out[i] = MetaDiff{Key: p.key, Base: bv, Head: hv, Differs: bv != hv}
+	out := make([]MetaDiff, 0, len(pairs))
+	for _, p := range pairs {
+		out = append(out, metaDiff(p.key, p.get(b), p.get(h)))
+	}
+	bv, hv := versions(b.ranks), versions(h.ranks)
+	keys := maps.Clone(bv)
+	maps.Copy(keys, hv)
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		out = append(out, metaDiff(k, bv[k], hv[k]))
+	}
+	return out
+}
+
+func metaDiff(key, base, head string) MetaDiff {
+	return MetaDiff{Key: key, Base: base, Head: head, Differs: base != head}
+}
+
+// versions maps each version key of the ranks to its distinct values,
+// sorted and joined.
+func versions(ranks []*analyze.Rank) map[string]string {
+	all := map[string][]string{}
+	for _, rk := range ranks {
+		for k, v := range rk.Versions {
+			if !slices.Contains(all[k], v) {
+				all[k] = append(all[k], v)
+			}
+		}
+	}
+	out := make(map[string]string, len(all))
+	for k, vs := range all {
+		slices.Sort(vs)
+		out[k] = strings.Join(vs, ", ")
 	}
 	return out
 }
