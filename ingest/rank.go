@@ -28,10 +28,14 @@ func rankFromName(p string) int {
 
 // setRank fills the rank from the file name when distributedInfo has none.
 func (p *builder) setRank() {
+	r := rankFromName(p.t.Path)
 	if p.t.RankSource == "distributedInfo" {
+		if r >= 0 && r != p.t.Rank {
+			p.warn("the file name says rank %d but distributedInfo.rank is %d; using %d", r, p.t.Rank, p.t.Rank)
+		}
 		return
 	}
-	if r := rankFromName(p.t.Path); r >= 0 {
+	if r >= 0 {
 		p.t.Rank, p.t.RankSource = r, "filename"
 		return
 	}

@@ -50,6 +50,7 @@ type countingReader struct {
 	n atomic.Int64
 }
 
+// Read implements io.Reader.
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n.Add(int64(n))

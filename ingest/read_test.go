@@ -138,3 +138,13 @@ func TestReadUnknownRankWarns(t *testing.T) {
 		t.Errorf("rank %d warnings %v", tr.Rank, tr.Warnings)
 	}
 }
+
+func TestReadRankConflictWarns(t *testing.T) {
+	tr, err := Read(strings.NewReader(`{"distributedInfo": {"rank": 2}, "traceEvents": []}`), "x_rank5.json", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Rank != 2 || len(tr.Warnings) != 1 || !strings.Contains(tr.Warnings[0], "file name says rank 5") {
+		t.Errorf("rank %d warnings %v", tr.Rank, tr.Warnings)
+	}
+}

@@ -56,10 +56,10 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	var opt ingest.Options
+	var progress *progressLine
 	if !quiet {
-		if p := newProgressLine(stderr); p != nil {
-			opt.Progress = p.update
-			defer p.clear()
+		if progress = newProgressLine(stderr); progress != nil {
+			opt.Progress = progress.update
 		}
 	}
 	var out inspectOutput
@@ -76,8 +76,8 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		failed += len(set.Errors)
 		out.Files = append(out.Files, files...)
 	}
-	if opt.Progress != nil {
-		opt.Progress(ingest.Progress{Done: true})
+	if progress != nil {
+		progress.clear()
 	}
 	if asJSON {
 		enc := json.NewEncoder(stdout)
