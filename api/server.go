@@ -2,6 +2,16 @@
 // traces, analyses them in the background and serves reports, charts and
 // diffs. It only wires the ingest, analyze and render packages together
 // (through Pipeline) over a store.Meta and a store.Blobs.
+//
+// The embedded store's data directory holds:
+//
+//	runs.db                  SQLite: runs, files, labels, status, reports
+//	blobs/sha256/ab/abcd...  uploaded files, named by their SHA-256
+//	blobs/tmp/               uploads in progress (renamed when complete,
+//	                         removed at start)
+//	work/ID/                 links to a run's blobs under their file names
+//	                         while it is analysed (removed at start)
+//	.samples-loaded          written once the sample runs were loaded
 package api
 
 import (
