@@ -98,19 +98,3 @@ func perStepRows(rows []bucketRow) []bucketRow {
 	}
 	return out
 }
-
-// phaseNamed returns the rank's phase of that name ("all" aggregates every
-// step).
-func phaseNamed(rk *analyze.Rank, name string) (analyze.Phase, bool) {
-	switch name {
-	case "decode":
-		return rk.Decode, rk.Decode.Steps > 0
-	case "prefill":
-		if rk.Prefill == nil || rk.Prefill.Steps == 0 {
-			return analyze.Phase{}, false
-		}
-		return *rk.Prefill, true
-	}
-	p := allSteps(rk.Steps)
-	return p, p.Steps > 0
-}

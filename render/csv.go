@@ -78,11 +78,10 @@ func writeSummaryCSV(w io.Writer, r *analyze.Report) error {
 // or every step as phase "all" when there are neither.
 func rankPhases(rk *analyze.Rank) []phaseView {
 	var out []phaseView
-	if rk.Decode.Steps > 0 {
-		out = append(out, phaseView{"decode", rk.Decode})
-	}
-	if rk.Prefill != nil && rk.Prefill.Steps > 0 {
-		out = append(out, phaseView{"prefill", *rk.Prefill})
+	for _, name := range []string{"decode", "prefill"} {
+		if p, ok := phaseNamed(rk, name); ok {
+			out = append(out, phaseView{name, p})
+		}
 	}
 	if len(out) == 0 {
 		out = append(out, rankPhase(rk))

@@ -15,18 +15,29 @@ type phaseView struct {
 
 // rankPhase picks the phase to show for a rank.
 func rankPhase(rk *analyze.Rank) phaseView {
-	if rk.Decode.Steps > 0 {
-		return phaseView{"decode", rk.Decode}
+	for _, name := range []string{"decode", "prefill"} {
+		if p, ok := phaseNamed(rk, name); ok {
+			return phaseView{name, p}
+		}
 	}
-	if rk.Prefill != nil && rk.Prefill.Steps > 0 {
-		return phaseView{"prefill", *rk.Prefill}
-	}
-	return phaseView{"all", allSteps(rk.Steps)}
+	return phaseView{"all", analyze.Aggregate(rk.Steps, nil)}
 }
 
-// allSteps aggregates steps into a Phase (used only when a rank has
-// neither decode nor prefill steps).
-func allSteps(steps []analyze.Step) analyze.Phase { return analyze.Aggregate(steps, nil) }
+// phaseNamed returns the rank's phase of that name ("all" aggregates every
+// step).
+func phaseNamed(rk *analyze.Rank, name string) (analyze.Phase, bool) {
+	switch name {
+	case "decode":
+		return rk.Decode, rk.Decode.Steps > 0
+	case "prefill":
+		if rk.Prefill == nil || rk.Prefill.Steps == 0 {
+			return analyze.Phase{}, false
+		}
+		return *rk.Prefill, true
+	}
+	p := analyze.Aggregate(rk.Steps, nil)
+	return p, p.Steps > 0
+}
 
 // bucketRow is one bucket of a phase with its description.
 type bucketRow struct {

@@ -53,8 +53,8 @@ func rankSummary(rk *analyze.Rank, pv phaseView) []string {
 	}
 	lines = append(lines, strings.Join(append(info, src), "; ")+".")
 	lines = append(lines, phaseLine(pv.Name, pv.Phase))
-	if pv.Name == "decode" && rk.Prefill != nil && rk.Prefill.Steps > 0 {
-		lines = append(lines, phaseLine("prefill", *rk.Prefill))
+	if pre, ok := phaseNamed(rk, "prefill"); ok && pv.Name == "decode" {
+		lines = append(lines, phaseLine("prefill", pre))
 	}
 	return lines
 }
