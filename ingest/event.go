@@ -29,6 +29,12 @@ func (s *scanner) event(i int, ev *rawEvent) (int, error) {
 	ev.ph, ev.cat, ev.name, ev.pid, ev.tid, ev.ts, ev.dur = nil, nil, nil, nil, nil, nil, nil
 	ev.class, ev.dropped, ev.argsParsed, ev.args, ev.argsEnd = catNone, false, false, -1, 0
 	i, done, err := s.open(i, "an event object")
+	if err == nil && !done {
+		i, done, err = s.kinetoPrefix(i, ev)
+		if ev.dropped {
+			return i, err
+		}
+	}
 	for !done && err == nil {
 		var key []byte
 		if key, i, err = s.key(i); err != nil {
@@ -44,6 +50,33 @@ func (s *scanner) event(i int, ev *rawEvent) (int, error) {
 		i, done, err = s.after(i, "an event")
 	}
 	return i, err
+}
+
+// kinetoXCat is how Kineto's writer starts a complete event.
+const kinetoXCat = `"ph": "X", "cat": "`
+
+// kinetoPrefix reads the ph and cat of an event that starts the way
+// Kineto writes complete events, at i, without the general key loop: most
+// events start so, and most of them are dropped right after. Other events
+// are left to the general loop (i is returned unchanged).
+func (s *scanner) kinetoPrefix(i int, ev *rawEvent) (next int, done bool, err error) {
+	b := s.buf
+	if len(b)-i <= len(kinetoXCat) || string(b[i:i+len(kinetoXCat)]) != kinetoXCat {
+		return i, false, nil
+	}
+	j := i + len(kinetoXCat)
+	q := closingQuote(b, j)
+	if q < 0 {
+		return 0, false, errShort
+	}
+	ev.ph, ev.cat = b[i+7:i+8], b[j:q]
+	ev.class = classify(ev.cat)
+	if ev.droppable() {
+		ev.dropped = true
+		next, err = s.skipRest(q + 1)
+		return next, true, err
+	}
+	return s.after(q+1, "an event")
 }
 
 // open checks for an object at i and returns the position of its first

@@ -108,13 +108,8 @@ func (s *scanner) str(i int) (raw []byte, next int, err error) {
 func (s *scanner) literal(i int) ([]byte, int, error) {
 	b := s.buf
 	j := i
-	for j < len(b) {
-		c := b[j]
-		if (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-' || c == '+' || c == '.' || c == 'E' {
-			j++
-			continue
-		}
-		break
+	for j < len(b) && literalBytes[b[j]] {
+		j++
 	}
 	if j == len(b) {
 		return nil, 0, errShort
@@ -124,6 +119,15 @@ func (s *scanner) literal(i int) ([]byte, int, error) {
 	}
 	return b[i:j], j, nil
 }
+
+// literalBytes are the bytes that numbers, true, false and null are made
+// of. It is never written after initialization.
+var literalBytes = func() (t [256]bool) {
+	for _, c := range []byte("0123456789abcdefghijklmnopqrstuvwxyz-+.E") {
+		t[c] = true
+	}
+	return t
+}()
 
 // skip skips the value at i.
 func (s *scanner) skip(i int) (int, error) {

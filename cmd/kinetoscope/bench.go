@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -30,7 +31,8 @@ klauspost gzip decompression alone to io.Discard (the ceiling), and
 Python's json.load(gzip.open(f)) when python3 is on the PATH (what the
 Python tools do first). Gunzip and ingest run --runs times, alternating;
 the best time counts. Peak RSS is measured per phase (VmHWM, reset
-between phases); Python's in its own process.
+between phases); Python's in its own process. CPU seconds (user + system, all threads) are
+given beside wall time: on a busy machine they say more than wall time.
 `
 
 // pythonLoad is the Python baseline: load the whole trace the way the
@@ -43,12 +45,14 @@ f = gzip.open(sys.argv[1]) if gz else open(sys.argv[1], "rb")
 d = json.load(f)
 s = time.perf_counter() - t
 ev = d["traceEvents"] if isinstance(d, dict) else d
-print(json.dumps({"seconds": s, "events": len(ev), "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+ru = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"seconds": s, "cpu_seconds": ru.ru_utime + ru.ru_stime, "events": len(ev), "peak_rss_bytes": ru.ru_maxrss * 1024}))
 `
 
 // benchPhase is one measured phase.
 type benchPhase struct {
 	Seconds   float64 `json:"seconds"`
+	CPU       float64 `json:"cpu_seconds"` // user + system, all threads
 	MBPerSec  float64 `json:"uncompressed_mb_per_s"`
 	PeakRSS   int64   `json:"peak_rss_bytes"`
 	EventsSec float64 `json:"events_per_s,omitempty"`
@@ -98,10 +102,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if run == 0 || g.Seconds < res.Gunzip.Seconds {
-			res.Gunzip.Seconds = g.Seconds
+			res.Gunzip.Seconds, res.Gunzip.CPU = g.Seconds, g.CPU
 		}
 		if run == 0 || in.Seconds < res.Ingest.Seconds {
-			res.Ingest.Seconds = in.Seconds
+			res.Ingest.Seconds, res.Ingest.CPU = in.Seconds, in.CPU
 		}
 		res.Gunzip.PeakRSS = max(res.Gunzip.PeakRSS, g.PeakRSS)
 		res.Ingest.PeakRSS = max(res.Ingest.PeakRSS, in.PeakRSS)
@@ -159,9 +163,10 @@ func measure(f func() error) (benchPhase, error) {
 	runtime.GC()
 	debug.FreeOSMemory()
 	resetPeakRSS()
+	cpu0 := cpuSeconds()
 	start := time.Now()
 	err := f()
-	return benchPhase{Seconds: time.Since(start).Seconds(), PeakRSS: peakRSS()}, err
+	return benchPhase{Seconds: time.Since(start).Seconds(), CPU: cpuSeconds() - cpu0, PeakRSS: peakRSS()}, err
 }
 
 // gunzipAll decompresses the file to io.Discard (or reads it, if it is not
@@ -221,13 +226,14 @@ func pythonBaseline(path string, timeout time.Duration) *benchPhase {
 	}
 	var r struct {
 		Seconds float64 `json:"seconds"`
+		CPU     float64 `json:"cpu_seconds"`
 		Events  int64   `json:"events"`
 		PeakRSS int64   `json:"peak_rss_bytes"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		return &benchPhase{Error: fmt.Sprintf("python3 output %q: %v", out.String(), err)}
 	}
-	return &benchPhase{Seconds: r.Seconds, PeakRSS: r.PeakRSS}
+	return &benchPhase{Seconds: r.Seconds, CPU: r.CPU, PeakRSS: r.PeakRSS}
 }
 
 // lastLine returns the last non-empty line of s.
@@ -267,7 +273,7 @@ func (r *benchResult) finish() {
 func (r *benchResult) write(w io.Writer) {
 	fmt.Fprintf(w, "%s: %.1f MB read, %.1f MB JSON, %s events (%s python_function), %s kept\n\n",
 		r.File, float64(r.Bytes)/1e6, float64(r.UncompressedBytes)/1e6, group(r.Events), group(r.PythonFunctions), group(r.KeptEvents))
-	fmt.Fprintf(w, "%-22s %9s %11s %12s %12s\n", "phase", "seconds", "JSON MB/s", "events/s", "peak RSS MB")
+	fmt.Fprintf(w, "%-22s %9s %9s %11s %12s %12s\n", "phase", "seconds", "CPU s", "JSON MB/s", "events/s", "peak RSS MB")
 	row := func(name string, p *benchPhase) {
 		if p.Error != "" {
 			fmt.Fprintf(w, "%-22s %s\n", name, p.Error)
@@ -277,7 +283,7 @@ func (r *benchResult) write(w io.Writer) {
 		if p.EventsSec > 0 {
 			ev = fmt.Sprintf("%.0f", p.EventsSec)
 		}
-		fmt.Fprintf(w, "%-22s %9.3f %11.1f %12s %12.1f\n", name, p.Seconds, p.MBPerSec, ev, float64(p.PeakRSS)/1e6)
+		fmt.Fprintf(w, "%-22s %9.3f %9.3f %11.1f %12s %12.1f\n", name, p.Seconds, p.CPU, p.MBPerSec, ev, float64(p.PeakRSS)/1e6)
 	}
 	row("gunzip (ceiling)", &r.Gunzip)
 	row("kinetoscope ingest", &r.Ingest)
@@ -293,6 +299,15 @@ func (r *benchResult) write(w io.Writer) {
 		fmt.Fprintf(w, " (python: %.2fx)", float64(r.Python.PeakRSS)/float64(r.UncompressedBytes))
 	}
 	fmt.Fprintf(w, "\nretained: %.1f bytes per kept event (%.1f MB)\n", r.BytesPerKept, float64(r.RetainedBytes)/1e6)
+}
+
+// cpuSeconds returns the user and system CPU time of the process so far.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // resetPeakRSS resets the kernel's peak RSS mark (VmHWM) to the current
