@@ -13,10 +13,11 @@ type builder struct {
 	key      []byte           // scratch for thread keys
 	ev       rawEvent
 	cats     [numCategories]int64
-	other    map[string]int64
-	badTimes int64 // kept-category events whose ts or dur did not parse
+	other    map[string]*int64 // counts of categories not in cats
+	badTimes int64             // kept-category events whose ts or dur did not parse
 }
 
+// newBuilder returns a builder for the trace read from path.
 func newBuilder(path string) *builder {
 	t := &Trace{
 		Path:         path,
@@ -26,7 +27,7 @@ func newBuilder(path string) *builder {
 		ProcessNames: map[string]string{},
 	}
 	t.Meta.Distributed.Rank = -1
-	return &builder{t: t, threads: map[string]int32{}, other: map[string]int64{}}
+	return &builder{t: t, threads: map[string]int32{}, other: map[string]*int64{}}
 }
 
 // add counts the event in ev and keeps what the model needs.
@@ -34,10 +35,10 @@ func (p *builder) add(s *scanner, ev *rawEvent) error {
 	p.t.Counts.Events++
 	c := ev.class
 	if c == catOther {
-		if n, ok := p.other[string(ev.cat)]; ok {
-			p.other[string(ev.cat)] = n + 1
+		if n, ok := p.other[string(ev.cat)]; ok { // no allocation for a lookup
+			*n++
 		} else {
-			p.other[string(ev.cat)] = 1
+			p.other[string(ev.cat)] = new(int64(1))
 		}
 	} else {
 		p.cats[c]++
@@ -205,7 +206,7 @@ func (p *builder) finish() {
 	c := &p.t.Counts
 	c.ByCategory = make(map[string]int64, len(p.other)+8)
 	for k, n := range p.other {
-		c.ByCategory[k] += n
+		c.ByCategory[k] += *n
 	}
 	for i, n := range p.cats {
 		if n > 0 {

@@ -214,6 +214,9 @@ type SetAside struct {
 type FileError struct {
 	Path string
 	Err  error
+	// Trace is what was read when the file was read but not used (its
+	// rank is a duplicate); nil otherwise.
+	Trace *Trace
 }
 
 // Error implements error.

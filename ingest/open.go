@@ -231,10 +231,23 @@ func (c *collector) dedupe(ts []*Trace) []*Trace {
 	out := ts[:0]
 	for _, t := range ts {
 		if n := len(out); n > 0 && t.Rank >= 0 && out[n-1].Rank == t.Rank {
-			c.fail(t.Path, fmt.Errorf("duplicate rank %d: both %s and %s claim it", t.Rank, out[n-1].Path, t.Path))
+			c.set.Errors = append(c.set.Errors, &FileError{Path: t.Path, Trace: t,
+				Err: &DuplicateRankError{Rank: t.Rank, First: out[n-1].Path, Second: t.Path}})
 			continue
 		}
 		out = append(out, t)
 	}
 	return out
+}
+
+// DuplicateRankError is the error for a trace whose rank another trace of
+// the same set already has.
+type DuplicateRankError struct {
+	Rank          int
+	First, Second string // paths: the one kept and the one not used
+}
+
+// Error implements error.
+func (e *DuplicateRankError) Error() string {
+	return fmt.Sprintf("duplicate rank %d: both %s and %s claim it", e.Rank, e.First, e.Second)
 }

@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,6 +106,10 @@ func TestOpenDuplicateRank(t *testing.T) {
 	msg := set.Errors[0].Error()
 	if !strings.Contains(msg, "x.json.gz") || !strings.Contains(msg, "y.json.gz") {
 		t.Errorf("error does not name both files: %s", msg)
+	}
+	var dup *DuplicateRankError
+	if !errors.As(set.Errors[0], &dup) || dup.Rank != 0 || set.Errors[0].Trace == nil {
+		t.Errorf("error %v is not a DuplicateRankError with its trace", set.Errors[0])
 	}
 }
 

@@ -141,8 +141,12 @@ func inspectSet(set *ingest.Set) []inspectFile {
 		files = append(files, f)
 	}
 	for _, e := range set.Errors {
-		files = append(files, inspectFile{Path: e.Path, Kind: "error", Rank: -1, Error: e.Err.Error(),
-			Events: map[string]int64{}, Warnings: []string{}})
+		f := inspectFile{Path: e.Path, Rank: -1, Events: map[string]int64{}, Warnings: []string{}}
+		if e.Trace != nil {
+			f = describeTrace(e.Trace, "")
+		}
+		f.Kind, f.Error = "error", e.Err.Error()
+		files = append(files, f)
 	}
 	sort.SliceStable(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files
@@ -176,9 +180,11 @@ func writeInspectText(w io.Writer, files []inspectFile) {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintln(w, f.Path)
-		if f.Kind == "error" {
+		if f.Error != "" {
 			fmt.Fprintf(w, "  error: %s\n", f.Error)
-			continue
+			if f.UncompressedBytes == 0 {
+				continue
+			}
 		}
 		rank := "unknown"
 		if f.Rank >= 0 {
@@ -188,7 +194,11 @@ func writeInspectText(w io.Writer, files []inspectFile) {
 		if f.WorldSize > 0 {
 			world = fmt.Sprint(f.WorldSize)
 		}
-		fmt.Fprintf(w, "  %s, rank %s, world size %s\n", strings.ReplaceAll(f.Kind, "_", " "), rank, world)
+		label := strings.ReplaceAll(f.Kind, "_", " ")
+		if f.Kind == "error" {
+			label = "not used"
+		}
+		fmt.Fprintf(w, "  %s, rank %s, world size %s\n", label, rank, world)
 		fmt.Fprintf(w, "  read %s bytes, %s bytes of JSON\n", group(f.Bytes), group(f.UncompressedBytes))
 		fmt.Fprintf(w, "  events %s\n", categoryList(f.Events))
 		fmt.Fprintf(w, "  kept %s kernels, %s memcpy, %s memset, %s launches, %s annotations; dropped %s python_function\n",
