@@ -3,6 +3,7 @@ package analyze
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"kinetoscope/ingest"
@@ -32,24 +33,39 @@ func publicTrace(t testing.TB, name string) string {
 }
 
 // analyzePublic ingests and analyses one public trace.
-func analyzePublic(t testing.TB, name string, opt Options) *Report {
+func analyzePublic(t testing.TB, name string) *Report {
 	t.Helper()
-	_, r := analyzePath(t, publicTrace(t, name), opt)
+	_, r := analyzePath(t, publicTrace(t, name))
 	return r
 }
 
-// analyzePath ingests and analyses a file, directory or archive.
-func analyzePath(t testing.TB, path string, opt Options) (*ingest.Set, *Report) {
+// loaded is one path ingested and analysed with default options.
+type loaded struct {
+	once sync.Once
+	set  *ingest.Set
+	r    *Report
+	err  error
+}
+
+// loads holds, per path, what this test binary ingested and analysed, so
+// that tests sharing a trace read it once. Tests must not modify it.
+var loads sync.Map // path -> *loaded
+
+// analyzePath ingests and analyses a file, directory or archive with
+// default options, once per test binary.
+func analyzePath(t testing.TB, path string) (*ingest.Set, *Report) {
 	t.Helper()
-	set, err := ingest.Open(path, ingest.Options{})
-	if err != nil {
-		t.Fatalf("open %s: %v", path, err)
+	v, _ := loads.LoadOrStore(path, &loaded{})
+	l := v.(*loaded)
+	l.once.Do(func() {
+		if l.set, l.err = ingest.Open(path, ingest.Options{}); l.err == nil {
+			l.r, l.err = Analyze(l.set, Options{})
+		}
+	})
+	if l.err != nil {
+		t.Fatalf("%s: %v", path, l.err)
 	}
-	r, err := Analyze(set, opt)
-	if err != nil {
-		t.Fatalf("analyze %s: %v", path, err)
-	}
-	return set, r
+	return l.set, l.r
 }
 
 func TestPublicTracesAnalyze(t *testing.T) {
@@ -58,7 +74,7 @@ func TestPublicTracesAnalyze(t *testing.T) {
 		t.Fatalf("public traces: %v, %d files", err, len(files))
 	}
 	for _, f := range files {
-		set, r := analyzePath(t, f, Options{})
+		set, r := analyzePath(t, f)
 		if len(r.Ranks) != len(set.Traces) {
 			t.Errorf("%s: %d ranks for %d traces", f, len(r.Ranks), len(set.Traces))
 		}
@@ -77,7 +93,7 @@ func TestPublicTracesAnalyze(t *testing.T) {
 // TestFullGraphDecodeStep: one decode step of batch 32 that holds every
 // kernel of the graph replay, although they run after the CPU annotation.
 func TestFullGraphDecodeStep(t *testing.T) {
-	set, r := analyzePath(t, publicTrace(t, "tracelens-vllm-decode-full-graph.json.gz"), Options{})
+	set, r := analyzePath(t, publicTrace(t, "tracelens-vllm-decode-full-graph.json.gz"))
 	tr := set.Traces[0]
 	var graphCorr int64 = -1
 	for _, l := range tr.Launches.All() {
@@ -111,7 +127,7 @@ func TestFullGraphDecodeStep(t *testing.T) {
 // prefill and 37 decode requests in one step of 8192 tokens and 25 graph
 // launches.
 func TestPiecewiseMixedStep(t *testing.T) {
-	rk := analyzePublic(t, "tracelens-vllm-prefilldecode-piecewise.json.gz", Options{}).Ranks[0]
+	rk := analyzePublic(t, "tracelens-vllm-prefilldecode-piecewise.json.gz").Ranks[0]
 	if len(rk.Steps) != 1 {
 		t.Fatalf("%d steps, want 1", len(rk.Steps))
 	}
@@ -134,7 +150,7 @@ func TestSGLangSteps(t *testing.T) {
 		{"tracelens-sglang-qwen3-8b-prefilldecode.json.gz", PhasePrefill, 15, 15360},
 	}
 	for _, tt := range tests {
-		set, r := analyzePath(t, publicTrace(t, tt.file), Options{})
+		set, r := analyzePath(t, publicTrace(t, tt.file))
 		marks, src := findSteps(set.Traces[0], []stepFinder{{SourceSGLang, parseSGLang}})
 		if src != SourceSGLang || len(marks) != 1 || marks[0].phase != tt.phase || marks[0].batch != tt.batch || marks[0].tokens != tt.token {
 			t.Errorf("%s: SGLang steps %+v", tt.file, marks)
@@ -154,7 +170,7 @@ func TestSGLangSteps(t *testing.T) {
 // Broadcast. The 5 launched before the profiler started have neither, and
 // stay comm_other.
 func TestRCCLGenericNamed(t *testing.T) {
-	set, r := analyzePath(t, publicTrace(t, "tracelens-mi300-resnet-rccl.json.gz"), Options{})
+	set, r := analyzePath(t, publicTrace(t, "tracelens-mi300-resnet-rccl.json.gz"))
 	got := map[BucketID]int{}
 	for _, s := range r.Ranks[0].Steps {
 		for id, b := range s.Buckets {
@@ -189,7 +205,7 @@ func TestOtherShareOnInference(t *testing.T) {
 		"tracelens-h100-qwen1.5-0.5b.json.gz",
 		"tracelens-mi300-qwen1.5-0.5b.json.gz",
 	} {
-		rk := analyzePublic(t, f, Options{}).Ranks[0]
+		rk := analyzePublic(t, f).Ranks[0]
 		ph := rk.Decode
 		if ph.Steps == 0 {
 			ph = Aggregate(rk.Steps, nil)
@@ -211,7 +227,7 @@ func TestRankVersions(t *testing.T) {
 		{"tracelens-h100-qwen1.5-0.5b.json.gz", map[string]string{"cuda_runtime_version": "12040", "cupti_version": "22"}},
 	}
 	for _, tt := range tests {
-		v := analyzePublic(t, tt.file, Options{}).Ranks[0].Versions
+		v := analyzePublic(t, tt.file).Ranks[0].Versions
 		for k, w := range tt.want {
 			if v[k] != w {
 				t.Errorf("%s: version %s = %q, want %q (all: %v)", tt.file, k, v[k], w, v)

@@ -30,7 +30,7 @@ func TestRealTraces(t *testing.T) {
 		dir := filepath.Join(repoRoot(t), "sampletraces", "real", variant)
 		var truth truthFile
 		readJSON(t, filepath.Join(dir, "truth.json"), false, &truth)
-		_, r := analyzePath(t, dir, Options{})
+		_, r := analyzePath(t, dir)
 		if len(r.Ranks) != 2 || r.Collectives == nil || r.Collectives.Matched == 0 {
 			t.Errorf("%s: %d ranks, collectives %+v", variant, len(r.Ranks), r.Collectives)
 		}

@@ -37,7 +37,7 @@ func TestSynthTruth(t *testing.T) {
 				t.Errorf("graph=%v: %.80q in %s, truth %s", graph, name, got, b)
 			}
 		}
-		_, r := analyzePath(t, dir, Options{})
+		_, r := analyzePath(t, dir)
 		if !r.Synthetic || len(r.Ranks) != cfg.Ranks {
 			t.Fatalf("graph=%v: synthetic %v, %d ranks", graph, r.Synthetic, len(r.Ranks))
 		}

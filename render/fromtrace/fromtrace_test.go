@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"kinetoscope/analyze"
@@ -35,21 +36,33 @@ func publicTraces(t *testing.T) string {
 	}
 }
 
-// load ingests and analyses one path.
+// loaded is one path ingested and analysed; r is nil when the path holds
+// no trace with GPU events.
+type loaded struct {
+	once sync.Once
+	set  *ingest.Set
+	r    *analyze.Report
+	err  error
+}
+
+// loads holds, per path, what this test binary ingested and analysed, so
+// that tests sharing a trace read it once. Tests must not modify it.
+var loads sync.Map // path -> *loaded
+
+// load ingests and analyses one path, once per test binary.
 func load(t *testing.T, path string) (*ingest.Set, *analyze.Report) {
 	t.Helper()
-	set, err := ingest.Open(path, ingest.Options{})
-	if err != nil {
-		t.Fatal(err)
+	v, _ := loads.LoadOrStore(path, &loaded{})
+	l := v.(*loaded)
+	l.once.Do(func() {
+		if l.set, l.err = ingest.Open(path, ingest.Options{}); l.err == nil && len(l.set.Traces) > 0 {
+			l.r, l.err = analyze.Analyze(l.set, analyze.Options{})
+		}
+	})
+	if l.err != nil {
+		t.Fatalf("%s: %v", path, l.err)
 	}
-	if len(set.Traces) == 0 {
-		return set, nil
-	}
-	r, err := analyze.Analyze(set, analyze.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set, r
+	return l.set, l.r
 }
 
 // TestPublicTraces draws every chart for every public trace, checks that
