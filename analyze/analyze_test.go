@@ -125,13 +125,10 @@ func TestCollectiveNames(t *testing.T) {
 	// no source at all
 	b.kernel(generic, ingest.KindKernel, 999, 1400, 10)
 	want := []BucketID{AllReduce, Broadcast, AllGather, ReduceScatter, CommOther}
-	cls, err := NewClassifier(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := eventBuckets(t, tr)
 	for i, w := range want {
-		if got := cls.Classify(tr, tr.GPU.At(i)); got != w {
-			t.Errorf("Classify event %d: %s, want %s", i, got, w)
+		if got[i] != w {
+			t.Errorf("event %d: %s, want %s", i, got[i], w)
 		}
 	}
 	r, err := Analyze(b.set(), Options{})
@@ -175,4 +172,20 @@ func TestStepEvents(t *testing.T) {
 	if _, err := StepEvents(nil, Options{}, 0, 0); err == nil {
 		t.Error("nil set: no error")
 	}
+}
+
+// eventBuckets returns the bucket of each GPU event of tr, from the pass
+// Analyze runs.
+func eventBuckets(t *testing.T, tr *ingest.Trace) []BucketID {
+	t.Helper()
+	cls, err := NewClassifier(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := stepPass(tr, cls, nil)
+	out := make([]BucketID, len(p.bucketOf))
+	for i, b := range p.bucketOf {
+		out[i] = p.tab.ids[b]
+	}
+	return out
 }

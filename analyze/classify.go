@@ -85,28 +85,6 @@ func (c *Classifier) match(name string, kind ingest.GPUKind, coll string, sampli
 	return Other, collDep, phaseDep
 }
 
-// Classify returns the bucket of ev, a GPU event of t, outside any sampling
-// phase. The collective name comes from the event's args, else from the
-// record_param_comms op or nccl: annotation linked to its launch. For many
-// events of one trace, analysis uses a per-trace index instead; Classify
-// searches t's launches, so it suits occasional lookups.
-func (c *Classifier) Classify(t *ingest.Trace, ev *ingest.GPUEvent) BucketID {
-	name := t.Name(ev.Name)
-	b, collDep, _ := c.match(name, ev.Kind, "", false)
-	if !collDep {
-		return b
-	}
-	var l *ingest.Launch
-	for _, x := range t.Launches.All() {
-		if x.Correlation == ev.Correlation {
-			l = x
-			break
-		}
-	}
-	coll := newLinks(t).collective(ev, l)
-	return c.Match(name, ev.Kind, coll, false)
-}
-
 // categoryKind maps a rule category to a GPU event kind; -1 means any.
 func categoryKind(cat string) (int, bool) {
 	switch cat {

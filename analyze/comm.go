@@ -18,11 +18,7 @@ func alignRanks(r *Report, traces []*ingest.Trace, passes []*rankPass) {
 	}
 	classify := func(t *ingest.Trace, ev *ingest.GPUEvent) (string, bool) {
 		p := byTrace[t]
-		var l *ingest.Launch
-		if j := p.li.find(ev.Correlation); j >= 0 {
-			l = t.Launches.At(int(j))
-		}
-		id := p.tab.ids[p.ec.bucket(ev, l)]
+		id := p.tab.ids[p.ec.bucket(ev, p.launchOf(ev))]
 		b, _ := BucketByID(id)
 		return string(id), b.Group == GroupCommunication
 	}

@@ -36,30 +36,27 @@ func collectKernels(p *rankPass, keep func(i int) bool) *kernelTable {
 
 // index returns the stat of (name, bucket), adding it if new.
 func (kt *kernelTable) index(name ingest.StrID, b uint8) int32 {
-	if f := kt.first[name]; f > 0 && kt.stats[f-1].bucket == b {
-		return f - 1
-	}
-	if f := kt.first[name]; f == 0 {
-		kt.stats = append(kt.stats, kstat{name: name, bucket: b})
-		kt.first[name] = int32(len(kt.stats))
-		return int32(len(kt.stats) - 1)
-	}
-	key := [2]int64{int64(name), int64(b)}
-	if j, ok := kt.more[key]; ok {
+	if j := kt.lookup(name, b); j >= 0 {
 		return j
 	}
 	kt.stats = append(kt.stats, kstat{name: name, bucket: b})
 	j := int32(len(kt.stats) - 1)
-	kt.more[key] = j
+	if kt.first[name] == 0 {
+		kt.first[name] = j + 1
+	} else {
+		kt.more[[2]int64{int64(name), int64(b)}] = j
+	}
 	return j
 }
 
 // lookup returns the stat index of (name, bucket) or -1.
 func (kt *kernelTable) lookup(name ingest.StrID, b uint8) int32 {
-	if f := kt.first[name]; f > 0 && kt.stats[f-1].bucket == b {
-		return f - 1
-	} else if f == 0 {
+	f := kt.first[name]
+	switch {
+	case f == 0:
 		return -1
+	case kt.stats[f-1].bucket == b:
+		return f - 1
 	}
 	if j, ok := kt.more[[2]int64{int64(name), int64(b)}]; ok {
 		return j

@@ -17,9 +17,6 @@ type launchIndex struct {
 
 func newLaunchIndex(t *ingest.Trace) launchIndex {
 	n := t.Launches.Len()
-	if n == 0 {
-		return launchIndex{}
-	}
 	lo, hi := int64(1<<62), int64(0)
 	for _, l := range t.Launches.All() {
 		if l.Correlation > 0 {
@@ -35,26 +32,27 @@ func newLaunchIndex(t *ingest.Trace) launchIndex {
 		for i := range x.dense {
 			x.dense[i] = -1
 		}
-		for i, l := range t.Launches.All() {
-			if l.Correlation <= 0 {
-				continue
-			}
-			if j := l.Correlation - lo; x.dense[j] < 0 || preferLaunch(l, t.Launches.At(int(x.dense[j]))) {
-				x.dense[j] = int32(i)
-			}
-		}
-		return x
+	} else {
+		x.sparse = make(map[int64]int32, n)
 	}
-	x.sparse = make(map[int64]int32, n)
 	for i, l := range t.Launches.All() {
 		if l.Correlation <= 0 {
 			continue
 		}
-		if j, ok := x.sparse[l.Correlation]; !ok || preferLaunch(l, t.Launches.At(int(j))) {
-			x.sparse[l.Correlation] = int32(i)
+		if j := x.find(l.Correlation); j < 0 || preferLaunch(l, t.Launches.At(int(j))) {
+			x.set(l.Correlation, int32(i))
 		}
 	}
 	return x
+}
+
+// set makes c find launch i.
+func (x *launchIndex) set(c int64, i int32) {
+	if x.dense != nil {
+		x.dense[c-x.base] = i
+	} else {
+		x.sparse[c] = i
+	}
 }
 
 // preferLaunch says whether a should replace b for the same correlation:

@@ -87,10 +87,7 @@ func (p *rankPass) assign() {
 	isGraph := make(map[ingest.StrID]bool)
 	hint := 0
 	for i, ev := range t.GPU.All() {
-		var l *ingest.Launch
-		if j := p.li.find(ev.Correlation); j >= 0 {
-			l = t.Launches.At(int(j))
-		}
+		l := p.launchOf(ev)
 		ts := ev.Start
 		if l == nil {
 			p.noLaunch++
@@ -150,8 +147,16 @@ func (p *rankPass) inSampling(i int, ev *ingest.GPUEvent, spans *samplerSpans) b
 	if len(*spans) == 0 {
 		return false
 	}
-	j := p.li.find(ev.Correlation)
-	return j >= 0 && spans.holds(p.t.Launches.At(int(j)))
+	l := p.launchOf(ev)
+	return l != nil && spans.holds(l)
+}
+
+// launchOf returns the CPU launch of ev, or nil when the trace lacks it.
+func (p *rankPass) launchOf(ev *ingest.GPUEvent) *ingest.Launch {
+	if j := p.li.find(ev.Correlation); j >= 0 {
+		return p.t.Launches.At(int(j))
+	}
+	return nil
 }
 
 // accumulate moves sampling-phase events to their sampling bucket, then sums

@@ -182,12 +182,12 @@ func TestRCCLGenericNamed(t *testing.T) {
 	}
 	tr := set.Traces[0]
 	li := newLaunchIndex(tr)
-	cls, _ := NewClassifier(nil)
-	for _, ev := range tr.GPU.All() {
+	buckets := eventBuckets(t, tr)
+	for i, ev := range tr.GPU.All() {
 		if tr.Name(ev.Name) != "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)" {
 			continue
 		}
-		b := cls.Classify(tr, ev)
+		b := buckets[i]
 		if linked := li.find(ev.Correlation) >= 0; linked != (b == AllReduce || b == Broadcast) {
 			t.Errorf("Generic kernel at %d (launch in trace: %v) in %s", ev.Start, linked, b)
 		}

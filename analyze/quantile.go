@@ -8,9 +8,14 @@ func quantile(xs []int64, q float64) int64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	k := int(q*float64(len(xs))+0.999999999) - 1
-	k = max(0, min(k, len(xs)-1))
-	return selectK(xs, k)
+	return selectK(xs, nearestRank(len(xs), q))
+}
+
+// nearestRank is the 0-based index of the nearest-rank q-quantile of n
+// sorted values (n > 0).
+func nearestRank(n int, q float64) int {
+	k := int(q*float64(n)+0.999999999) - 1
+	return max(0, min(k, n-1))
 }
 
 // selectK returns the k-th smallest element of xs (0-based), partially
@@ -63,8 +68,7 @@ func quantileFloat(xs []float64, q float64) float64 {
 		return 0
 	}
 	slices.Sort(xs)
-	k := int(q*float64(len(xs))+0.999999999) - 1
-	return xs[max(0, min(k, len(xs)-1))]
+	return xs[nearestRank(len(xs), q)]
 }
 
 func us(ns int64) float64 { return float64(ns) / 1e3 }

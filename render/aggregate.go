@@ -33,7 +33,7 @@ func (a *aggregate) stepsText() string {
 // ranksText says over which ranks, e.g. "rank 0" or "mean of 8 ranks".
 func (a *aggregate) ranksText(r *analyze.Report) string {
 	if a.Ranks == 1 {
-		return "rank " + rankID(&r.Ranks[a.FirstRankIndex])
+		return "rank " + rankID(r.Ranks[a.FirstRankIndex].Rank)
 	}
 	return fmt.Sprintf("mean of %d ranks", a.Ranks)
 }

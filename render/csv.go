@@ -47,7 +47,7 @@ func writeStepsCSV(w io.Writer, r *analyze.Report) error {
 			for _, s := range rk.Steps {
 				for _, id := range bucketOrder(r.Buckets, s.Buckets) {
 					b := s.Buckets[id]
-					emit(rankID(rk), rk.File, strconv.Itoa(s.Index), s.Name, s.Phase, num(s.StartUS), num(s.KernelUS),
+					emit(rankID(rk.Rank), rk.File, strconv.Itoa(s.Index), s.Name, s.Phase, num(s.StartUS), num(s.KernelUS),
 						num(s.BusyUS), num(s.SpanUS), string(id), string(bucketInfo(r.Buckets, id).Group),
 						num(b.US), strconv.Itoa(b.Count), num(ratioPct(b.US, s.KernelUS)))
 				}
@@ -65,7 +65,7 @@ func writeSummaryCSV(w io.Writer, r *analyze.Report) error {
 				p := pv.Phase
 				for _, id := range bucketOrder(r.Buckets, p.Buckets) {
 					b := p.Buckets[id]
-					emit(rankID(rk), rk.File, pv.Name, strconv.Itoa(p.Steps), string(id), string(bucketInfo(r.Buckets, id).Group),
+					emit(rankID(rk.Rank), rk.File, pv.Name, strconv.Itoa(p.Steps), string(id), string(bucketInfo(r.Buckets, id).Group),
 						num(b.USPerStep), num(b.CallsPerStep), num(b.ShareOfKernel), num(b.ShareOfSpan),
 						num(p.KernelPerStepUS), num(p.SpanMeanUS))
 				}

@@ -107,7 +107,7 @@ func rankEndLabel(p analyze.Phase, endUS float64) string {
 
 // rankTick names a rank on the axis, marking the worst straggler.
 func rankTick(r *analyze.Report, rk *analyze.Rank) string {
-	s := "rank " + rankID(rk)
+	s := "rank " + rankID(rk.Rank)
 	if c := r.Collectives; c != nil && len(c.Straggler) > 0 && c.Straggler[0].Rank == rk.Rank && rk.Rank >= 0 {
 		s += " (straggler)"
 	}

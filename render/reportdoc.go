@@ -91,7 +91,7 @@ func ranksTable(r *analyze.Report) *table {
 			wait = pct(p.Comm.WaitShare)
 		}
 		t.Rows = append(t.Rows, []string{
-			rankID(rk), pv.Name, fmt.Sprint(p.Steps), ms(p.SpanMeanUS), ms(p.KernelPerStepUS),
+			rankID(rk.Rank), pv.Name, fmt.Sprint(p.Steps), ms(p.SpanMeanUS), ms(p.KernelPerStepUS),
 			pct(ratioPct(p.BusyUS, p.SpanUS)), ms(commUS), pct(ratioPct(commUS, p.KernelPerStepUS)), wait,
 		})
 	}
@@ -99,11 +99,11 @@ func ranksTable(r *analyze.Report) *table {
 }
 
 // rankID is the rank number, or "?" when unknown.
-func rankID(rk *analyze.Rank) string {
-	if rk.Rank < 0 {
+func rankID(rank int) string {
+	if rank < 0 {
 		return "?"
 	}
-	return fmt.Sprint(rk.Rank)
+	return fmt.Sprint(rank)
 }
 
 // commPerStep sums the communication buckets' time per step.

@@ -22,7 +22,7 @@ func Steps(r *analyze.Report, rank int, f Format) ([]byte, error) {
 		return nil, fmt.Errorf("steps chart: %w", err)
 	}
 	if len(rk.Steps) == 0 {
-		return nil, fmt.Errorf("steps chart: rank %s has no steps", rankID(rk))
+		return nil, fmt.Errorf("steps chart: rank %s has no steps", rankID(rk.Rank))
 	}
 	order := stackOrder(r)
 	half := 0.4 // half a bar's width, in steps
@@ -55,7 +55,7 @@ func Steps(r *analyze.Report, rank int, f Format) ([]byte, error) {
 	for i := range bands {
 		bands[i].Y1 = ymax * 1.04
 	}
-	title := fmt.Sprintf("Kernel time per step by bucket, rank %s\n%s", rankID(rk), phaseCounts(phases))
+	title := fmt.Sprintf("Kernel time per step by bucket, rank %s\n%s", rankID(rk.Rank), phaseCounts(phases))
 	p := newPlot(title, "step index", "ms per step (kernel time, stacked)")
 	p.Add(bands, bars, spans)
 	p.X.Min, p.X.Max = float64(rk.Steps[0].Index)-0.6, float64(rk.Steps[len(rk.Steps)-1].Index)+0.6
@@ -85,7 +85,7 @@ func findRank(r *analyze.Report, rank int) (*analyze.Rank, error) {
 		if r.Ranks[i].Rank == rank {
 			return &r.Ranks[i], nil
 		}
-		ids = append(ids, rankID(&r.Ranks[i]))
+		ids = append(ids, rankID(r.Ranks[i].Rank))
 	}
 	return nil, fmt.Errorf("no rank %d (ranks: %v)", rank, ids)
 }
@@ -149,14 +149,7 @@ func phaseCounts(phases map[string]int) string {
 
 // slowestNote names the step with the longest span in the largest phase.
 func slowestNote(rk *analyze.Rank) string {
-	pv := rankPhase(rk)
-	var slow *analyze.Step
-	for i := range rk.Steps {
-		s := &rk.Steps[i]
-		if (pv.Name == "all" || s.Phase == pv.Name) && (slow == nil || s.SpanUS > slow.SpanUS) {
-			slow = s
-		}
-	}
+	slow, pv := slowestStep(rk)
 	if slow == nil {
 		return ""
 	}

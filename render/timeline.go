@@ -61,7 +61,7 @@ func Timeline(in *TimelineInput, f Format) ([]byte, error) {
 	streams := streamRows(in.Kernels)
 	bars, present, end := kernelBoxes(in, streams)
 	title := fmt.Sprintf("Step %d%s on %s: kernels per stream, coloured by bucket\n%s, %s ms from first kernel start to last kernel end",
-		in.Step, phaseSuffix(in.Phase), rankName(in.Rank), plural(len(in.Kernels), "GPU event"), ms(end*1000))
+		in.Step, phaseSuffix(in.Phase), "rank "+rankID(in.Rank), plural(len(in.Kernels), "GPU event"), ms(end*1000))
 	p := streamPlot(title, bars, streams, 0, max(end, 1e-3)*1.01)
 	fg := &figure{plot: p, w: chartWidth, h: clampHeight(rowHeight*1.3*vg.Length(len(streams)) + marginTop + marginBot + 20),
 		notes: append([]string{fmt.Sprintf("Kernels shorter than %.1f pt are drawn %.1f pt wide so that they stay visible.", float64(minKernelWidth), float64(minKernelWidth))}, in.Notes...)}
@@ -136,14 +136,6 @@ func phaseSuffix(phase string) string {
 		return ""
 	}
 	return " (" + phase + ")"
-}
-
-// rankName is "rank N" or "rank ?".
-func rankName(rank int) string {
-	if rank < 0 {
-		return "rank ?"
-	}
-	return fmt.Sprintf("rank %d", rank)
 }
 
 // streamRows maps each stream to its row, lowest stream at the top.
