@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 
 	"kinetoscope/analyze"
 )
@@ -25,26 +24,18 @@ func Breakdown(r *analyze.Report, f Format) ([]byte, error) {
 	}
 	title := fmt.Sprintf("Where %s time goes: ms per %s by bucket\n%s, %s; labels: ms/step · %% of %skernel time",
 		phaseTitle(a.Phase), stepName(a.Phase), a.ranksText(r), a.stepsText(), phaseAdj(a.Phase))
-	p := newPlot(title, fmt.Sprintf("ms per %s (kernel time)", stepName(a.Phase)), "")
-	ys, names := breakdownRows(a.Rows)
-	var bars boxes
-	var texts labels
-	maxUS, maxLabel := 0.0, vg.Length(0)
+	var hb hbars
+	hb.ys, hb.names = breakdownRows(a.Rows)
+	ys := hb.ys
 	for i, row := range a.Rows {
 		s := row.Share
-		bars = append(bars, box{X0: 0, X1: s.USPerStep / 1000, Y0: ys[i] - 0.36, Y1: ys[i] + 0.36, Color: BucketColor(row.Bucket.ID)})
-		t := fmt.Sprintf("%s ms · %s", msFine(s.USPerStep), pct(s.ShareOfKernel))
-		texts = append(texts, label{X: s.USPerStep / 1000, Y: ys[i], DX: 4, Text: t, Style: textStyle(tickSize, rgb(hexText), draw.XLeft, draw.YCenter)})
-		maxUS, maxLabel = max(maxUS, s.USPerStep), max(maxLabel, textWidth(t, tickSize))
+		hb.bars = append(hb.bars, box{X0: 0, X1: s.USPerStep / 1000, Y0: ys[i] - 0.36, Y1: ys[i] + 0.36, Color: BucketColor(row.Bucket.ID)})
+		hb.endLabel(ys[i], s.USPerStep, fmt.Sprintf("%s ms · %s", msFine(s.USPerStep), pct(s.ShareOfKernel)), rgb(hexText))
 	}
-	if band, ok := commBand(a.Rows, ys, maxUS); ok {
-		p.Add(band)
+	if band, ok := commBand(a.Rows, ys, hb.maxUS); ok {
+		hb.bars = append(band, hb.bars...) // drawn first, behind
 	}
-	p.Add(bars, texts)
-	p.Y.Tick.Marker = ticks(ys, names)
-	p.X.Tick.Marker = niceTicks{}
-	p.X.Min = 0
-	p.X.Max = roomFor(maxUS/1000, maxLabel+16, chartWidth-maxNameWidth(names)-70)
+	p := hb.plot(title, a.Phase, 16, chartWidth-70)
 	p.Y.Min, p.Y.Max = ys[len(ys)-1]-0.7, ys[0]+0.7
 	h := clampHeight(rowHeight*vg.Length(ys[0]+2) + marginTop + marginBot + 20)
 	fg := &figure{plot: p, w: chartWidth, h: h, notes: []string{groupNote(a)}}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
@@ -25,34 +24,23 @@ func Diff(d *diff.Diff, f Format) ([]byte, error) {
 		return nil, errors.New("diff chart: no bucket in either run")
 	}
 	ids := d.BucketOrder[:min(len(d.BucketOrder), maxDiffBuckets)]
-	var bars boxes
-	var texts labels
-	var ys []float64
-	var names []string
-	maxUS, maxLabel := 0.0, vg.Length(0)
+	var hb hbars
 	for i, id := range ids {
 		b := d.Buckets[id]
 		y := float64(len(ids) - 1 - i)
 		c := BucketColor(id)
-		bars = append(bars,
+		hb.bars = append(hb.bars,
 			box{X0: 0, X1: b.BaseUSPerStep / 1000, Y0: y + 0.02, Y1: y + 0.36, Color: tint(c, 0.6)},
 			box{X0: 0, X1: b.HeadUSPerStep / 1000, Y0: y - 0.36, Y1: y - 0.02, Color: c})
 		t, col := deltaLabel(b)
-		end := max(b.BaseUSPerStep, b.HeadUSPerStep)
-		texts = append(texts, label{X: end / 1000, Y: y, DX: 4, Text: t, Style: textStyle(tickSize, col, draw.XLeft, draw.YCenter)})
-		maxUS, maxLabel = max(maxUS, end), max(maxLabel, textWidth(t, tickSize))
+		hb.endLabel(y, max(b.BaseUSPerStep, b.HeadUSPerStep), t, col)
 		name := b.Label
 		if name == "" {
 			name = bucketLabel(id)
 		}
-		ys, names = append(ys, y), append(names, name)
+		hb.row(y, name)
 	}
-	p := newPlot(diffTitle(d), fmt.Sprintf("ms per %s (kernel time)", stepName(d.Phase)), "")
-	p.Add(bars, texts)
-	p.Y.Tick.Marker = ticks(ys, names)
-	p.X.Tick.Marker = niceTicks{}
-	p.X.Min = 0
-	p.X.Max = roomFor(maxUS/1000, maxLabel+10, chartWidth-legendWidth-maxNameWidth(names)-60)
+	p := hb.plot(diffTitle(d), d.Phase, 10, chartWidth-legendWidth-60)
 	p.Y.Min, p.Y.Max = -0.6, float64(len(ids))-0.4
 	legend := []legendEntry{
 		{Label: "base (pale, upper)", Color: tint(rgb(0x555555), 0.6)},

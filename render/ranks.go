@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 
 	"kinetoscope/analyze"
 )
@@ -22,11 +21,8 @@ func Ranks(r *analyze.Report, f Format) ([]byte, error) {
 	a := aggregatePhase(r)
 	order := stackOrder(r)
 	present := map[analyze.BucketID]bool{}
-	var bars boxes
-	var texts labels
-	var ys []float64
-	var names []string
-	maxUS, maxLabel, split := 0.0, vg.Length(0), false
+	var hb hbars
+	split := false
 	for i := range r.Ranks {
 		rk := &r.Ranks[i]
 		p, ok := phaseNamed(rk, a.Phase)
@@ -35,23 +31,16 @@ func Ranks(r *analyze.Report, f Format) ([]byte, error) {
 		}
 		y := float64(len(r.Ranks) - 1 - i)
 		segs, end := rankSegments(p, r.Buckets, order, y, present)
-		bars = append(bars, segs...)
+		hb.bars = append(hb.bars, segs...)
 		split = split || p.Comm != nil
-		t := rankEndLabel(p, end)
-		texts = append(texts, label{X: end / 1000, Y: y, DX: 4, Text: t, Style: textStyle(tickSize, rgb(hexText), draw.XLeft, draw.YCenter)})
-		maxUS, maxLabel = max(maxUS, end), max(maxLabel, textWidth(t, tickSize))
-		ys, names = append(ys, y), append(names, rankTick(r, rk))
+		hb.endLabel(y, end, rankEndLabel(p, end), rgb(hexText))
+		hb.row(y, rankTick(r, rk))
 	}
-	if len(bars) == 0 {
+	if len(hb.bars) == 0 {
 		return nil, errors.New("ranks chart: no kernel time in any step")
 	}
 	title := fmt.Sprintf("Kernel time per %s by rank: compute next to communication\n%s per rank", stepName(a.Phase), a.stepsText())
-	p := newPlot(title, fmt.Sprintf("ms per %s (kernel time)", stepName(a.Phase)), "")
-	p.Add(bars, texts)
-	p.Y.Tick.Marker = ticks(ys, names)
-	p.X.Tick.Marker = niceTicks{}
-	p.X.Min = 0
-	p.X.Max = roomFor(maxUS/1000, maxLabel+10, chartWidth-legendWidth-maxNameWidth(names)-60)
+	p := hb.plot(title, a.Phase, 10, chartWidth-legendWidth-60)
 	p.Y.Min, p.Y.Max = -0.7, float64(len(r.Ranks))-0.3
 	legend := bucketLegend(r, order, present)
 	if split {

@@ -100,23 +100,11 @@ func drawChart(a chartArgs, f render.Format) ([]byte, error) {
 
 // drawDiff compares two runs and draws the diff chart.
 func drawDiff(a chartArgs, f render.Format) ([]byte, error) {
-	var sides [2]*analyze.Report
-	for i, p := range a.paths {
-		var err error
-		if a.reports {
-			sides[i], err = readReport(p)
-		} else {
-			_, sides[i], err = openAndAnalyze(p, analyze.Options{})
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
 	opt := diff.Options{}
 	if a.rank >= 0 {
 		opt.Rank = &a.rank
 	}
-	d, err := diff.Compare(sides[0], sides[1], opt)
+	d, err := comparePaths(a.paths[0], a.paths[1], a.reports, opt)
 	if err != nil {
 		return nil, err
 	}
