@@ -202,25 +202,6 @@ func TestCompareDeterministic(t *testing.T) {
 	}
 }
 
-func TestCompareMetadata(t *testing.T) {
-	base := makeReport("a", makeRank(0, "NVIDIA A100", decodeSteps(3, 100, 50, 40, 0), nil))
-	head := makeReport("b", makeRank(0, "NVIDIA H100", decodeSteps(3, 100, 50, 40, 0), nil))
-	d, err := Compare(base, head, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]MetaDiff{}
-	for _, m := range d.Metadata {
-		got[m.Key] = m
-	}
-	if m := got["gpu"]; !m.Differs || m.Base != "NVIDIA A100" || m.Head != "NVIDIA H100" {
-		t.Errorf("gpu metadata %+v", m)
-	}
-	if m := got["world_size"]; m.Differs {
-		t.Errorf("world_size differs: %+v", m)
-	}
-}
-
 func TestContractJSON(t *testing.T) {
 	base := makeReport("a", makeRank(0, "H100", decodeSteps(3, 100, 50, 40, 0), nil))
 	d, err := Compare(base, base, Options{})

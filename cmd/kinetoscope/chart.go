@@ -155,7 +155,7 @@ func parseChartArgs(args []string, stderr io.Writer) (chartArgs, error) {
 	fs.StringVar(&a.out, "o", "", "output file, .svg or .png (default: SVG on stdout)")
 	fs.StringVar(&a.format, "format", "", "image format, svg or png (default: from -o)")
 	fs.Func("rank", "rank for steps and timeline (default: the first), or compared in diff (default: all)", intFlag(&a.rank))
-	fs.Func("step", "step index for timeline (default: the slowest decode step)", intFlag(&a.step))
+	fs.Func("step", "step index for timeline (default: the slowest step of the shown phase: decode, else prefill, else all; as the steps chart names it)", intFlag(&a.step))
 	fs.BoolVar(&a.reports, "reports", false, "diff: BASE and HEAD are JSON reports from 'kinetoscope analyze --format json'")
 	for {
 		if err := fs.Parse(args); err != nil {
