@@ -3,6 +3,8 @@ package ingest
 import (
 	"bytes"
 	"compress/gzip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -147,4 +149,38 @@ func TestReadRankConflictWarns(t *testing.T) {
 	if tr.Rank != 2 || len(tr.Warnings) != 1 || !strings.Contains(tr.Warnings[0], "file name says rank 5") {
 		t.Errorf("rank %d warnings %v", tr.Rank, tr.Warnings)
 	}
+}
+
+func TestReadProgress(t *testing.T) {
+	path := filepath.Join(publicDir(t), "hta-diff-control-a100.json.gz")
+	var calls []Progress
+	tr, err := readTraceFile(t, path, Options{Progress: func(p Progress) { calls = append(calls, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) < 2 {
+		t.Fatalf("%d progress calls", len(calls))
+	}
+	for i := 1; i < len(calls); i++ {
+		if calls[i].UncompressedBytes < calls[i-1].UncompressedBytes || calls[i].Events < calls[i-1].Events {
+			t.Errorf("progress went backwards: %+v then %+v", calls[i-1], calls[i])
+		}
+	}
+	last := calls[len(calls)-1]
+	if !last.Done || last.Events != tr.Counts.Events || last.UncompressedBytes != tr.Counts.UncompressedBytes ||
+		last.TotalBytes != tr.Counts.Bytes || last.Path != path {
+		t.Errorf("last progress %+v, counts %+v", last, tr.Counts)
+	}
+}
+
+// readTraceFile is ReadFile with small blocks, so that progress comes often.
+func readTraceFile(t *testing.T, path string, opt Options) (*Trace, error) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	return readTrace(f, path, st.Size(), opt, 1<<16)
 }
