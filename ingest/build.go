@@ -8,13 +8,14 @@ import (
 
 // builder turns raw events into a Trace.
 type builder struct {
-	t        *Trace
-	threads  map[string]int32 // pid "\x00" tid -> index in t.Threads
-	key      []byte           // scratch for thread keys
-	ev       rawEvent
-	cats     [numCategories]int64
-	other    map[string]*int64 // counts of categories not in cats
-	badTimes int64             // kept-category events whose ts or dur did not parse
+	t          *Trace
+	threads    map[string]int32 // pid "\x00" tid -> index in t.Threads
+	key        []byte           // the last thread key looked up
+	lastThread int32            // its index
+	ev         rawEvent
+	cats       [numCategories]int64
+	other      map[string]*int64 // counts of categories not in cats
+	badTimes   int64             // kept-category events whose ts or dur did not parse
 }
 
 // newBuilder returns a builder for the trace read from path.
@@ -191,13 +192,20 @@ func unescape(raw []byte) string {
 
 // thread returns the index of the (pid, tid) row in t.Threads, adding it.
 func (p *builder) thread(pid, tid []byte) int32 {
+	k := p.key // the last key looked up: consecutive events mostly share it
+	if len(k) == len(pid)+1+len(tid) && len(k) > 0 && k[len(pid)] == 0 &&
+		bytes.Equal(k[:len(pid)], pid) && bytes.Equal(k[len(pid)+1:], tid) {
+		return p.lastThread
+	}
 	p.key = append(append(append(p.key[:0], pid...), 0), tid...)
 	if i, ok := p.threads[string(p.key)]; ok {
+		p.lastThread = i
 		return i
 	}
 	i := int32(len(p.t.Threads))
 	p.t.Threads = append(p.t.Threads, Thread{PID: string(pid), TID: string(tid)})
 	p.threads[string(p.key)] = i
+	p.lastThread = i
 	return i
 }
 
