@@ -62,6 +62,9 @@ func Analyze(set *ingest.Set, opt Options) (*Report, error) {
 		r.Synthetic = r.Synthetic || synthetic(t)
 	}
 	r.Headline = headline(r.Ranks)
+	if r.Headline != nil {
+		r.Headline.Comm = headlineComm(r)
+	}
 	return r, nil
 }
 

@@ -65,3 +65,38 @@ func anyDecode(ranks []Rank) bool {
 	}
 	return false
 }
+
+// headlineComm averages the decode transfer/wait split over the ranks that
+// have one; nil when collectives were not aligned or the headline is not
+// about decode.
+func headlineComm(r *Report) *HeadlineComm {
+	if r.Headline.Phase != PhaseDecode {
+		return nil
+	}
+	var hc HeadlineComm
+	n := 0
+	for i := range r.Ranks {
+		d := &r.Ranks[i].Decode
+		if d.Comm == nil || d.Steps == 0 {
+			continue
+		}
+		n++
+		hc.TransferUSPerStep += d.Comm.TransferUS / float64(d.Steps)
+		hc.WaitUSPerStep += d.Comm.WaitUS / float64(d.Steps)
+		hc.TransferShareNetOfWait += d.Comm.TransferShareNetOfWait
+		hc.WaitShare += d.Comm.WaitShare
+	}
+	if n == 0 {
+		return nil
+	}
+	f := float64(n)
+	hc.TransferUSPerStep /= f
+	hc.WaitUSPerStep /= f
+	hc.TransferShareNetOfWait /= f
+	hc.WaitShare /= f
+	hc.Straggler = -1
+	if c := r.Collectives; c != nil && len(c.Straggler) > 0 {
+		hc.Straggler = c.Straggler[0].Rank
+	}
+	return &hc
+}

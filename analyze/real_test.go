@@ -140,3 +140,30 @@ func independentAllReduceShare(t *testing.T, path string) float64 {
 	}
 	return 100 * ar / all
 }
+
+// TestRealDecodeComm checks the decode transfer/wait split of the real TP-2
+// runs: the transfer share net of wait agrees between the ranks within one
+// percentage point, and the headline carries the mean of the ranks' split.
+func TestRealDecodeComm(t *testing.T) {
+	for _, variant := range []string{"eager", "cudagraph", "p2p_disabled"} {
+		_, r := analyzePath(t, filepath.Join(repoRoot(t), "sampletraces", "real", variant))
+		c0, c1 := r.Ranks[0].Decode.Comm, r.Ranks[1].Decode.Comm
+		if c0 == nil || c1 == nil {
+			t.Fatalf("%s: decode comm missing: %+v %+v", variant, c0, c1)
+		}
+		if d := math.Abs(c0.TransferShareNetOfWait - c1.TransferShareNetOfWait); d > 1 {
+			t.Errorf("%s: transfer share net of wait %.2f%% vs %.2f%%", variant, c0.TransferShareNetOfWait, c1.TransferShareNetOfWait)
+		}
+		h := r.Headline
+		if h == nil || h.Comm == nil {
+			t.Fatalf("%s: headline without comm split: %+v", variant, h)
+		}
+		want := (c0.TransferShareNetOfWait + c1.TransferShareNetOfWait) / 2
+		if math.Abs(h.Comm.TransferShareNetOfWait-want) > 1e-9 {
+			t.Errorf("%s: headline transfer share %.3f, mean of ranks %.3f", variant, h.Comm.TransferShareNetOfWait, want)
+		}
+		if h.Comm.Straggler != r.Collectives.Straggler[0].Rank {
+			t.Errorf("%s: headline straggler %d, collectives say %d", variant, h.Comm.Straggler, r.Collectives.Straggler[0].Rank)
+		}
+	}
+}

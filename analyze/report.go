@@ -139,13 +139,31 @@ type Headline struct {
 	Steps         int      `json:"steps"`
 	Ranks         int      `json:"ranks"`
 	Phase         string   `json:"phase"` // the phase it describes: decode, or all when no decode
+	// Comm is set when collectives were aligned across ranks: it splits the
+	// communication of the same steps into transfer and wait, as means over
+	// the ranks, so that a raw share inflated by waiting is not read as
+	// transfer.
+	Comm *HeadlineComm `json:"comm,omitempty"`
+}
+
+// HeadlineComm is the cross-rank split behind a headline, as means over the
+// ranks of the per-rank figures of Comm.
+type HeadlineComm struct {
+	TransferUSPerStep      float64 `json:"transfer_us_per_step"`
+	WaitUSPerStep          float64 `json:"wait_us_per_step"`
+	TransferShareNetOfWait float64 `json:"transfer_share_net_of_wait"`
+	WaitShare              float64 `json:"wait_share"`
+	// Straggler is the rank that arrives last most often, -1 if none.
+	Straggler int `json:"straggler"`
 }
 
 // Collectives summarises matching collectives across ranks.
 type Collectives struct {
-	Matched   int    `json:"matched"`
-	Unmatched int    `json:"unmatched"`
-	Clock     string `json:"clock"` // "shared" or "estimated"
+	Matched   int `json:"matched"`
+	Unmatched int `json:"unmatched"`
+	// Clock is "shared", "estimated", "unknown" (ranks could not be put on
+	// one clock, nothing paired) or "single" (one trace).
+	Clock string `json:"clock"`
 	// ClockOffsetsUS holds, per rank, the estimated offset added to that
 	// rank's times (zero with a shared clock).
 	ClockOffsetsUS map[int]float64 `json:"clock_offsets_us,omitempty"`

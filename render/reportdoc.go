@@ -58,9 +58,24 @@ func HeadlineText(r *analyze.Report) string {
 	if h.Phase == "all" || h.Phase == "" {
 		phase, steps = "", "step"
 	}
-	return fmt.Sprintf("%s %s of %skernel time, %s ms/step, %s calls/step (%s, %s)",
+	text := fmt.Sprintf("%s %s of %skernel time, %s ms/step, %s calls/step (%s, %s)",
 		label, pct(h.ShareOfKernel), phase, ms(h.USPerStep), count(h.CallsPerStep),
 		plural(h.Ranks, "rank"), plural(h.Steps, steps))
+	return text + headlineCommText(h.Comm)
+}
+
+// headlineCommText adds the cross-rank split to the headline: the raw share
+// of a collective counts the time early ranks wait for late ones.
+func headlineCommText(c *analyze.HeadlineComm) string {
+	if c == nil {
+		return ""
+	}
+	text := fmt.Sprintf("; aligned across ranks, communication is %s ms/step transfer (%s of kernel time net of wait) and %s ms/step wait (%s of kernel time)",
+		ms(c.TransferUSPerStep), pct(c.TransferShareNetOfWait), ms(c.WaitUSPerStep), pct(c.WaitShare))
+	if c.Straggler >= 0 {
+		text += fmt.Sprintf(", mostly for rank %d", c.Straggler)
+	}
+	return text
 }
 
 // rankTitle names a rank for headings.

@@ -20,6 +20,9 @@ func TestHeadlineText(t *testing.T) {
 			"AllReduce 51.5% of decode kernel time, 11.17 ms/step, 122 calls/step (2 ranks, 32 decode steps)"},
 		{&analyze.Headline{Bucket: analyze.GEMM, ShareOfKernel: 40, USPerStep: 500, CallsPerStep: 2.5, Steps: 1, Ranks: 1, Phase: "all"},
 			"GEMM 40.0% of kernel time, 0.50 ms/step, 2.5 calls/step (1 rank, 1 step)"},
+		{&analyze.Headline{Bucket: analyze.AllReduce, Label: "AllReduce", ShareOfKernel: 74.9, USPerStep: 2550, CallsPerStep: 8, Steps: 32, Ranks: 2, Phase: "decode",
+			Comm: &analyze.HeadlineComm{TransferUSPerStep: 60, WaitUSPerStep: 2650, TransferShareNetOfWait: 7.7, WaitShare: 48.5, Straggler: 0}},
+			"AllReduce 74.9% of decode kernel time, 2.55 ms/step, 8 calls/step (2 ranks, 32 decode steps); aligned across ranks, communication is 0.06 ms/step transfer (7.7% of kernel time net of wait) and 2.65 ms/step wait (48.5% of kernel time), mostly for rank 0"},
 		{nil, "No headline: the trace has no kernels in any step."},
 	}
 	for _, tc := range tests {
