@@ -7,9 +7,11 @@ import (
 
 // alignRanks matches collectives across the ranks of a multi-rank run and
 // fills the transfer/wait split of every step and phase, and
-// Report.Collectives. It does nothing for one rank.
+// Report.Collectives. For one trace of a multi-rank job it reports the
+// collectives as unmatched, naming the missing ranks; for a single-rank job
+// it does nothing. Steps get a split only when some collectives matched.
 func alignRanks(r *Report, traces []*ingest.Trace, passes []*rankPass) {
-	if len(traces) < 2 {
+	if len(traces) == 0 || (len(traces) == 1 && traces[0].WorldSize() <= 1) {
 		return
 	}
 	byTrace := make(map[*ingest.Trace]*rankPass, len(passes))
@@ -27,8 +29,10 @@ func alignRanks(r *Report, traces []*ingest.Trace, passes []*rankPass) {
 		r.Warnings = append(r.Warnings, "cross-rank alignment: "+err.Error())
 		return
 	}
-	for i, rc := range a.Ranks {
-		addComm(&r.Ranks[i], passes[i], rc)
+	if a.Matched > 0 {
+		for i, rc := range a.Ranks {
+			addComm(&r.Ranks[i], passes[i], rc)
+		}
 	}
 	r.Collectives = collectivesSummary(a)
 	r.Warnings = append(r.Warnings, a.Warnings...)
