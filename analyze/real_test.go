@@ -167,3 +167,24 @@ func TestRealDecodeComm(t *testing.T) {
 		}
 	}
 }
+
+// TestRealMissingRank analyses rank 0 of the real eager run alone: its
+// collectives are reported unmatched with rank 1 named as missing, and no
+// transfer/wait split is made up.
+func TestRealMissingRank(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(repoRoot(t), "sampletraces", "real", "eager", "*rank0*.pt.trace.json.gz"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("rank 0 trace: %v %v", files, err)
+	}
+	_, r := analyzePath(t, files[0])
+	c := r.Collectives
+	if c == nil || c.Matched != 0 || c.Unmatched != 297 {
+		t.Fatalf("collectives = %+v, want 0 matched and 297 unmatched", c)
+	}
+	if len(c.Mismatches) == 0 || !strings.Contains(c.Mismatches[0], "rank(s) 1") {
+		t.Errorf("mismatches do not name the missing rank 1: %q", c.Mismatches)
+	}
+	if r.Ranks[0].Decode.Comm != nil || (r.Headline != nil && r.Headline.Comm != nil) {
+		t.Errorf("a split was made up from one rank: %+v", r.Ranks[0].Decode.Comm)
+	}
+}
