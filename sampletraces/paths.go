@@ -1,0 +1,71 @@
+// Package sampletraces locates the sample traces that tests, benchmarks and
+// the service use: the project's real GPU traces under sampletraces/real and
+// the public traces in ../shared/traces/public beside the repository.
+package sampletraces
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// RealVariants are the directories of sampletraces/real, one multi-rank run
+// each.
+var RealVariants = []string{"eager", "cudagraph", "p2p_disabled"}
+
+// RepoRoot walks up from the working directory to the directory holding
+// go.mod (the repository root).
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("repository root: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("repository root: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// PublicDir returns ../shared/traces/public relative to the repository root,
+// and an error naming the path when it is missing.
+func PublicDir() (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return existing(filepath.Join(root, "..", "shared", "traces", "public"))
+}
+
+// Public returns the path of one public trace, e.g.
+// "hta-nccl-allreduce-broadcast-rank0.json.gz".
+func Public(name string) (string, error) {
+	dir, err := PublicDir()
+	if err != nil {
+		return "", err
+	}
+	return existing(filepath.Join(dir, name))
+}
+
+// RealDir returns sampletraces/real/VARIANT, a directory of per-rank traces
+// with its truth.json.
+func RealDir(variant string) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return existing(filepath.Join(root, "sampletraces", "real", variant))
+}
+
+func existing(path string) (string, error) {
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("sample traces: %w", err)
+	}
+	return path, nil
+}
