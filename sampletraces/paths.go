@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 )
 
-// RealVariants are the directories of sampletraces/real, one multi-rank run
-// each.
-var RealVariants = []string{"eager", "cudagraph", "p2p_disabled"}
+// RealVariants returns the directories of sampletraces/real, one multi-rank
+// run each.
+func RealVariants() []string { return []string{"eager", "cudagraph", "p2p_disabled"} }
 
 // RepoRoot walks up from the working directory to the directory holding
 // go.mod (the repository root).

@@ -17,7 +17,7 @@ func TestPaths(t *testing.T) {
 	if _, err := Public("no-such-trace.json.gz"); err == nil {
 		t.Error("Public found a trace that does not exist")
 	}
-	for _, v := range RealVariants {
+	for _, v := range RealVariants() {
 		dir, err := RealDir(v)
 		if err != nil {
 			t.Fatal(err)
