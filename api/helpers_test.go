@@ -15,36 +15,27 @@ import (
 	"kinetoscope/api"
 	"kinetoscope/api/store"
 	"kinetoscope/api/wire"
+	"kinetoscope/sampletraces"
 )
-
-// publicDir returns ../shared/traces/public relative to the repo root.
-func publicDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-	return filepath.Join(dir, "..", "shared", "traces", "public")
-}
 
 // publicTrace returns the path of one public trace, failing if absent.
 func publicTrace(t testing.TB, name string) string {
 	t.Helper()
-	p := filepath.Join(publicDir(t), name)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("public trace missing: %v", err)
+	p, err := sampletraces.Public(name)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return p
+}
+
+// publicDir returns the directory of the public traces.
+func publicDir(t testing.TB) string {
+	t.Helper()
+	dir, err := sampletraces.PublicDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // testServer is a server on a real loopback listener.

@@ -147,40 +147,7 @@ func phaseOf(rk *analyze.Rank) (string, analyze.Phase) {
 	case rk.Prefill != nil && rk.Prefill.Steps > 0:
 		return "prefill", *rk.Prefill
 	}
-	return "all steps", allSteps(rk.Steps)
-}
-
-// allSteps aggregates every step into a Phase, as the report does per
-// phase.
-func allSteps(steps []analyze.Step) analyze.Phase {
-	ph := analyze.Phase{Steps: len(steps), Buckets: map[analyze.BucketID]analyze.BucketShare{}}
-	if len(steps) == 0 {
-		return ph
-	}
-	for _, st := range steps {
-		ph.KernelUS += st.KernelUS
-		ph.BusyUS += st.BusyUS
-		ph.SpanUS += st.SpanUS
-		for id, b := range st.Buckets {
-			sh := ph.Buckets[id]
-			sh.US += b.US
-			sh.Count += b.Count
-			ph.Buckets[id] = sh
-		}
-	}
-	n := float64(len(steps))
-	ph.SpanMeanUS, ph.KernelPerStepUS = ph.SpanUS/n, ph.KernelUS/n
-	for id, sh := range ph.Buckets {
-		sh.USPerStep, sh.CallsPerStep = sh.US/n, float64(sh.Count)/n
-		if ph.KernelUS > 0 {
-			sh.ShareOfKernel = 100 * sh.US / ph.KernelUS
-		}
-		if ph.SpanUS > 0 {
-			sh.ShareOfSpan = 100 * sh.US / ph.SpanUS
-		}
-		ph.Buckets[id] = sh
-	}
-	return ph
+	return "all steps", analyze.Aggregate(rk.Steps, nil)
 }
 
 // phaseBuckets returns a phase's buckets in display order, without empty

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"kinetoscope/sampletraces"
 )
 
 func TestParseServeFlags(t *testing.T) {
@@ -41,7 +43,10 @@ func TestParseServeFlags(t *testing.T) {
 // stops cleanly when its context ends.
 func TestServeLoadsSamples(t *testing.T) {
 	samples := t.TempDir()
-	src := filepath.Join("..", "..", "..", "shared", "traces", "public", "tracelens-vllm-decode-full-graph.json.gz")
+	src, err := sampletraces.Public("tracelens-vllm-decode-full-graph.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
 	b, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatalf("public trace: %v", err)
