@@ -12,7 +12,9 @@ import (
 
 // RealVariants returns the directories of sampletraces/real, one multi-rank
 // run each.
-func RealVariants() []string { return []string{"eager", "cudagraph", "p2p_disabled"} }
+func RealVariants() []string {
+	return []string{"eager", "cudagraph", "p2p_disabled", "nccl_simple"}
+}
 
 // RepoRoot walks up from the working directory to the directory holding
 // go.mod (the repository root).

@@ -166,6 +166,26 @@ def check_comms(ck, label, comms, tstep):
         ck.expect(all(n == nelems for n in got), f"{label}: {c['kind']} nelems {set(got)} != {nelems}")
 
 
+def collective_kernels(events):
+    """NCCL kernels by name and launch shape, with their durations.
+
+    NCCL names a kernel after the collective, type and a representative
+    algorithm/protocol (RING_LL here), not after the protocol that runs: an
+    NCCL_PROTO change shows in the block size (LL 512 threads, Simple 544)
+    and the grid, not in the name.
+    """
+    groups = {}
+    for e in events:
+        if e.get("cat") != "kernel" or "nccl" not in e.get("name", "").lower():
+            continue
+        a = e.get("args", {})
+        key = (e["name"].split("(")[0], str(a.get("grid")), str(a.get("block")))
+        groups.setdefault(key, []).append(e["dur"])
+    return [{"name": n, "grid": g, "block": b, "count": len(d), "min_us": round(min(d), 1),
+             "median_us": round(statistics.median(d), 1)}
+            for (n, g, b), d in sorted(groups.items())]
+
+
 def summarize(doc, events, cats, stats, truth):
     dec = [s for s, t in zip(stats, truth["steps"]) if t["phase"] == "decode"]
     pre = stats[0]
@@ -192,6 +212,7 @@ def summarize(doc, events, cats, stats, truth):
             "median_gpu_busy_us": round(med([s["gpu_busy_us"] for s in dec]), 1),
             "kernel_time_share": {k: share(dec, k) for k in ("gemm", "attention", "nccl", "other")},
         },
+        "collective_kernels": collective_kernels(events),
     }
 
 
@@ -226,6 +247,9 @@ def main():
                   f"allreduce/step {d['allreduce_per_step']} allgather/step {d['allgather_per_step']} "
                   f"graph launches/step {d['graph_launches_per_step']}; median span {d['median_gpu_span_us']} us "
                   f"busy {d['median_gpu_busy_us']} us; kernel-time share {d['kernel_time_share']}")
+            for c in s["collective_kernels"]:
+                print(f"    {c['name']} grid {c['grid']} block {c['block']}: x{c['count']}, "
+                      f"min {c['min_us']} us, median {c['median_us']} us")
         if args.write:
             with open(os.path.join(vdir, "observed.json"), "w") as f:
                 json.dump(obs, f, indent=1)

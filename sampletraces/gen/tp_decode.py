@@ -23,6 +23,9 @@ Variants (--variant):
                 lm_head, all_gather and sampling stay eager (as in vLLM).
   p2p_disabled  eager with NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=0: NCCL moves
                 data through host shared memory, as on PCIe-only machines.
+  nccl_simple   eager with NCCL_PROTO=Simple: the one NCCL setting a user
+                changes between two profiles (eager runs NCCL's default
+                protocol choice, LL for these message sizes).
 
 Launch (one process per GPU):
   python3 -m torch.distributed.run --standalone --nproc-per-node 2 \
@@ -51,7 +54,18 @@ SAFETY_ENV = {
 for _k, _v in SAFETY_ENV.items():
     os.environ[_k] = _v
 
-VARIANTS = ("eager", "cudagraph", "p2p_disabled")
+# The NCCL variables each variant sets; every other variant runs with them
+# unset (NCCL's defaults), so a pair of variants differs in these alone.
+VARIANT_ENV = {
+    "eager": {},
+    "cudagraph": {},
+    "p2p_disabled": {"NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "0"},
+    "nccl_simple": {"NCCL_PROTO": "Simple"},
+}
+VARIANTS = tuple(VARIANT_ENV)
+# Variables that change NCCL's transport, algorithm or protocol; a variant
+# that does not set one refuses to run with it set.
+NCCL_CHOICE_VARS = ("NCCL_P2P_DISABLE", "NCCL_PROTO", "NCCL_ALGO")
 
 
 def parse_args(argv=None):
@@ -76,12 +90,12 @@ def parse_args(argv=None):
 
 
 def setup_variant_env(variant):
-    """Sets the NCCL transport variables of a variant before NCCL starts."""
-    if variant == "p2p_disabled":
-        os.environ["NCCL_P2P_DISABLE"] = "1"
-        os.environ["NCCL_SHM_DISABLE"] = "0"
-    elif os.environ.get("NCCL_P2P_DISABLE") == "1":
-        sys.exit(f"variant {variant}: NCCL_P2P_DISABLE=1 is set; unset it")
+    """Sets the NCCL variables of a variant before NCCL starts."""
+    own = VARIANT_ENV[variant]
+    for k in NCCL_CHOICE_VARS:
+        if k not in own and os.environ.get(k):
+            sys.exit(f"variant {variant}: {k}={os.environ[k]} is set; unset it")
+    os.environ.update(own)
 
 
 args = parse_args()
@@ -381,6 +395,9 @@ def build_truth(cfg, tp, trace_files, timings, warmup_prefills):
         "synthetic": False,
         "generator": "sampletraces/gen/tp_decode.py",
         "variant": cfg.variant,
+        "variant_env": VARIANT_ENV[cfg.variant],
+        "nccl_protocol": VARIANT_ENV[cfg.variant].get(
+            "NCCL_PROTO", "NCCL default (tuner picks per message size; not forced)"),
         "world_size": tp,
         "tensor_parallel": tp,
         "model": {
