@@ -10,70 +10,32 @@ import (
 	"github.com/klauspost/compress/gzip"
 )
 
-// benchTrace returns the trace to benchmark: $KINETOSCOPE_BENCH_TRACE, or
-// the largest public trace.
-func benchTrace(b *testing.B) []byte {
+// benchTraces returns the traces to benchmark, by name: the file in
+// $KINETOSCOPE_BENCH_TRACE, or the largest public trace (kept-event heavy)
+// and the first rank of the real eager vLLM run.
+func benchTraces(b *testing.B) map[string][]byte {
 	b.Helper()
-	path := os.Getenv("KINETOSCOPE_BENCH_TRACE")
-	if path == "" {
-		path = filepath.Join(publicDir(b), "hta-diff-control-a100.json.gz")
+	paths := []string{os.Getenv("KINETOSCOPE_BENCH_TRACE")}
+	if paths[0] == "" {
+		paths = []string{publicTrace(b, "hta-diff-control-a100.json.gz"), realTraces(b, "eager")[0]}
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return data
-}
-
-// uncompressedSize returns the gunzipped size of data.
-func uncompressedSize(b *testing.B, data []byte) int64 {
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		b.Fatal(err)
-	}
-	n, err := io.Copy(io.Discard, zr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return n
-}
-
-// BenchmarkGunzip is the ceiling: klauspost gzip decompression alone.
-func BenchmarkGunzip(b *testing.B) {
-	data := benchTrace(b)
-	b.SetBytes(uncompressedSize(b, data))
-	for b.Loop() {
-		zr, err := gzip.NewReader(bytes.NewReader(data))
+	out := map[string][]byte{}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := io.Copy(io.Discard, zr); err != nil {
-			b.Fatal(err)
+		name := filepath.Base(p)
+		if len(name) > 24 {
+			name = name[:24]
 		}
+		out[name] = data
 	}
+	return out
 }
 
-// BenchmarkRead is the whole ingest of one trace, decompression included.
-// MB/s are of uncompressed JSON.
-func BenchmarkRead(b *testing.B) {
-	data := benchTrace(b)
-	b.SetBytes(uncompressedSize(b, data))
-	b.ReportAllocs()
-	var tr *Trace
-	for b.Loop() {
-		var err error
-		if tr, err = Read(bytes.NewReader(data), "bench.json.gz", Options{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	sec := b.Elapsed().Seconds() / float64(b.N)
-	b.ReportMetric(float64(tr.Counts.Events)/sec, "events/s")
-	b.ReportMetric(float64(tr.RetainedBytes())/float64(max(tr.KeptEvents(), 1)), "B/kept-event")
-}
-
-// BenchmarkParse is ingest of already decompressed JSON: the parser alone.
-func BenchmarkParse(b *testing.B) {
-	data := benchTrace(b)
+// gunzip returns the decompressed content of data.
+func gunzip(b *testing.B, data []byte) []byte {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		b.Fatal(err)
@@ -82,10 +44,60 @@ func BenchmarkParse(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(text)))
-	for b.Loop() {
-		if _, err := Read(bytes.NewReader(text), "bench.json", Options{}); err != nil {
-			b.Fatal(err)
-		}
+	return text
+}
+
+// BenchmarkGunzip is the ceiling: klauspost gzip decompression alone.
+func BenchmarkGunzip(b *testing.B) {
+	for name, data := range benchTraces(b) {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(gunzip(b, data))))
+			for b.Loop() {
+				zr, err := gzip.NewReader(bytes.NewReader(data))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.Copy(io.Discard, zr); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRead is the whole ingest of one trace, decompression included.
+// MB/s are of uncompressed JSON.
+func BenchmarkRead(b *testing.B) {
+	for name, data := range benchTraces(b) {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(gunzip(b, data))))
+			b.ReportAllocs()
+			var tr *Trace
+			for b.Loop() {
+				var err error
+				if tr, err = Read(bytes.NewReader(data), "bench.json.gz", Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sec := b.Elapsed().Seconds() / float64(b.N)
+			b.ReportMetric(float64(tr.Counts.Events)/sec, "events/s")
+			b.ReportMetric(float64(tr.RetainedBytes())/float64(max(tr.KeptEvents(), 1)), "B/kept-event")
+		})
+	}
+}
+
+// BenchmarkParse is ingest of already decompressed JSON: the parser alone.
+func BenchmarkParse(b *testing.B) {
+	for name, data := range benchTraces(b) {
+		b.Run(name, func(b *testing.B) {
+			text := gunzip(b, data)
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Read(bytes.NewReader(text), "bench.json", Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -48,7 +47,7 @@ func TestReadErrors(t *testing.T) {
 }
 
 func TestReadGzipErrors(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join(publicDir(t), "hta-sampled-rank-0.json.gz"))
+	src, err := os.ReadFile(publicTrace(t, "hta-sampled-rank-0.json.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +73,7 @@ func TestReadGzipErrors(t *testing.T) {
 }
 
 func TestReadLimit(t *testing.T) {
-	path := filepath.Join(publicDir(t), "hta-sampled-rank-0.json.gz")
+	path := publicTrace(t, "hta-sampled-rank-0.json.gz")
 	_, err := ReadFile(path, Options{MaxUncompressedBytes: 100_000})
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), path) {
 		t.Errorf("error %v, want ErrTooLarge naming the file", err)
@@ -89,7 +88,7 @@ func TestReadLimit(t *testing.T) {
 // the same as with large blocks, including values longer than a block.
 func TestReadSmallBlocks(t *testing.T) {
 	for _, name := range []string{"tracelens-vllm-decode-full-graph.json.gz", "hta-sampled-rank-1.json.gz"} {
-		path := filepath.Join(publicDir(t), name)
+		path := publicTrace(t, name)
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -13,7 +12,7 @@ import (
 // events, re-encoded, to seed the fuzzer with real event shapes.
 func smallRealTrace(f *testing.F, name string, n int) []byte {
 	f.Helper()
-	file, err := os.Open(filepath.Join(publicDir(f), name))
+	file, err := os.Open(publicTrace(f, name))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -1,28 +1,30 @@
 package ingest
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
+
+	"kinetoscope/sampletraces"
 )
 
-// publicDir returns ../shared/traces/public relative to the repository root.
+// publicDir returns the directory of the public traces.
 func publicDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	dir, err := sampletraces.PublicDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "traces", "public")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
+	return dir
+}
+
+// publicTrace returns the path of the public trace name.
+func publicTrace(t testing.TB, name string) string {
+	t.Helper()
+	p, err := sampletraces.Public(name)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return p
 }
 
 // publicTraces returns the paths of the public traces.
@@ -31,6 +33,20 @@ func publicTraces(t testing.TB) []string {
 	files, err := filepath.Glob(filepath.Join(publicDir(t), "*.json.gz"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no public traces in %s: %v", publicDir(t), err)
+	}
+	return files
+}
+
+// realTraces returns the per-rank trace files of a sampletraces/real run.
+func realTraces(t testing.TB, variant string) []string {
+	t.Helper()
+	dir, err := sampletraces.RealDir(variant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.pt.trace.json.gz"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no traces in %s: %v", dir, err)
 	}
 	return files
 }

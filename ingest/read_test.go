@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -152,7 +151,7 @@ func TestReadRankConflictWarns(t *testing.T) {
 }
 
 func TestReadProgress(t *testing.T) {
-	path := filepath.Join(publicDir(t), "hta-diff-control-a100.json.gz")
+	path := publicTrace(t, "hta-diff-control-a100.json.gz")
 	var calls []Progress
 	tr, err := readTraceFile(t, path, Options{Progress: func(p Progress) { calls = append(calls, p) }})
 	if err != nil {

@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"path/filepath"
 	"testing"
 )
 
@@ -9,7 +8,7 @@ import (
 // 150 bytes per kept event on the public traces with the most events.
 func TestRetainedPerKeptEvent(t *testing.T) {
 	for _, name := range []string{"hta-diff-control-a100.json.gz", "hta-diff-test-v100.json.gz", "hta-ns-resolution-rank-0.pt.trace.json.gz"} {
-		tr, err := ReadFile(filepath.Join(publicDir(t), name), Options{})
+		tr, err := ReadFile(publicTrace(t, name), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
