@@ -1,35 +1,26 @@
 package analyze
 
 import (
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	"kinetoscope/ingest"
+	"kinetoscope/sampletraces"
 )
 
-// repoRoot walks up from the test directory to go.mod.
-func repoRoot(t testing.TB) string {
+// publicTrace returns a public trace's path, failing the test when it is
+// missing.
+func publicTrace(t testing.TB, name string) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = up
-	}
+	return sampletraces.Must(t)(sampletraces.Public(name))
 }
 
-func publicTrace(t testing.TB, name string) string {
-	return filepath.Join(repoRoot(t), "..", "shared", "traces", "public", name)
+// realRun returns sampletraces/real/VARIANT, failing the test when it is
+// missing.
+func realRun(t testing.TB, variant string) string {
+	t.Helper()
+	return sampletraces.Must(t)(sampletraces.RealDir(variant))
 }
 
 // analyzePublic ingests and analyses one public trace.
@@ -69,7 +60,7 @@ func analyzePath(t testing.TB, path string) (*ingest.Set, *Report) {
 }
 
 func TestPublicTracesAnalyze(t *testing.T) {
-	files, err := filepath.Glob(publicTrace(t, "*.json.gz"))
+	files, err := filepath.Glob(filepath.Join(sampletraces.Must(t)(sampletraces.PublicDir()), "*.json.gz"))
 	if err != nil || len(files) < 10 {
 		t.Fatalf("public traces: %v, %d files", err, len(files))
 	}

@@ -1,14 +1,13 @@
 package analyze
 
 import (
-	"compress/gzip"
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"kinetoscope/sampletraces"
 )
 
 // truthFile is the part of sampletraces/real/*/truth.json the tests use.
@@ -26,10 +25,12 @@ type truthFile struct {
 // AllReduce share of decode kernel time against an independent reading of
 // the trace files.
 func TestRealTraces(t *testing.T) {
-	for _, variant := range []string{"eager", "cudagraph", "p2p_disabled"} {
-		dir := filepath.Join(repoRoot(t), "sampletraces", "real", variant)
+	for _, variant := range sampletraces.RealVariants() {
+		dir := realRun(t, variant)
 		var truth truthFile
-		readJSON(t, filepath.Join(dir, "truth.json"), false, &truth)
+		if err := sampletraces.ReadJSON(filepath.Join(dir, "truth.json"), &truth); err != nil {
+			t.Fatal(err)
+		}
 		_, r := analyzePath(t, dir)
 		if len(r.Ranks) != 2 || r.Collectives == nil || r.Collectives.Matched == 0 {
 			t.Errorf("%s: %d ranks, collectives %+v", variant, len(r.Ranks), r.Collectives)
@@ -58,28 +59,6 @@ func TestRealTraces(t *testing.T) {
 	}
 }
 
-func readJSON(t *testing.T, path string, gz bool, v any) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var dec *json.Decoder
-	if gz {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dec = json.NewDecoder(zr)
-	} else {
-		dec = json.NewDecoder(f)
-	}
-	if err := dec.Decode(v); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-}
-
 // independentAllReduceShare reads a trace with encoding/json alone: steps
 // start at the execute_context_* annotations, a GPU event belongs to the
 // step in which its launch (same correlation) ran, decode steps schedule no
@@ -95,7 +74,9 @@ func independentAllReduceShare(t *testing.T, path string) float64 {
 			Args map[string]any `json:"args"`
 		} `json:"traceEvents"`
 	}
-	readJSON(t, path, true, &tr)
+	if err := sampletraces.ReadJSON(path, &tr); err != nil {
+		t.Fatal(err)
+	}
 	type mark struct {
 		ts     float64
 		decode bool
@@ -145,8 +126,8 @@ func independentAllReduceShare(t *testing.T, path string) float64 {
 // runs: the transfer share net of wait agrees between the ranks within one
 // percentage point, and the headline carries the mean of the ranks' split.
 func TestRealDecodeComm(t *testing.T) {
-	for _, variant := range []string{"eager", "cudagraph", "p2p_disabled"} {
-		_, r := analyzePath(t, filepath.Join(repoRoot(t), "sampletraces", "real", variant))
+	for _, variant := range sampletraces.RealVariants() {
+		_, r := analyzePath(t, realRun(t, variant))
 		c0, c1 := r.Ranks[0].Decode.Comm, r.Ranks[1].Decode.Comm
 		if c0 == nil || c1 == nil {
 			t.Fatalf("%s: decode comm missing: %+v %+v", variant, c0, c1)
@@ -172,7 +153,7 @@ func TestRealDecodeComm(t *testing.T) {
 // collectives are reported unmatched with rank 1 named as missing, and no
 // transfer/wait split is made up.
 func TestRealMissingRank(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(repoRoot(t), "sampletraces", "real", "eager", "*rank0*.pt.trace.json.gz"))
+	files, err := filepath.Glob(filepath.Join(realRun(t, "eager"), "*rank0*.pt.trace.json.gz"))
 	if err != nil || len(files) != 1 {
 		t.Fatalf("rank 0 trace: %v %v", files, err)
 	}

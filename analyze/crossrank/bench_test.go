@@ -1,7 +1,6 @@
 package crossrank
 
 import (
-	"path/filepath"
 	"testing"
 
 	"kinetoscope/ingest"
@@ -61,18 +60,10 @@ func BenchmarkClassifyBaseline(b *testing.B) {
 	}
 }
 
-func realEager(b *testing.B) []string {
-	paths, err := filepath.Glob(filepath.Join("..", "..", "sampletraces", "real", "eager", "*.pt.trace.json.gz"))
-	if err != nil || len(paths) != 2 {
-		b.Fatalf("traces %v, %v", paths, err)
-	}
-	return paths
-}
-
 // BenchmarkAlignRealEager aligns the real two-GPU eager H200 run.
 func BenchmarkAlignRealEager(b *testing.B) {
 	var traces []*ingest.Trace
-	for _, p := range realEager(b) {
+	for _, p := range realPaths(b, "eager") {
 		t, err := ingest.ReadFile(p, ingest.Options{})
 		if err != nil {
 			b.Fatal(err)
@@ -90,7 +81,7 @@ func BenchmarkAlignRealEager(b *testing.B) {
 // BenchmarkReadRealEager is the baseline for BenchmarkAlignRealEager:
 // reading the same two traces with ingest.
 func BenchmarkReadRealEager(b *testing.B) {
-	paths := realEager(b)
+	paths := realPaths(b, "eager")
 	for b.Loop() {
 		for _, p := range paths {
 			if _, err := ingest.ReadFile(p, ingest.Options{}); err != nil {

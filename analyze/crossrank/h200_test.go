@@ -1,12 +1,12 @@
 package crossrank
 
 import (
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"testing"
+
+	"kinetoscope/sampletraces"
 )
 
 // truthFile is the part of sampletraces/real/*/truth.json the test uses.
@@ -81,15 +81,11 @@ func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*ma
 // graph, NCCL through host memory) and checks the result against truth.json
 // and against the independent computation.
 func TestRealH200(t *testing.T) {
-	for _, variant := range []string{"eager", "cudagraph", "p2p_disabled"} {
+	for _, variant := range sampletraces.RealVariants() {
 		t.Run(variant, func(t *testing.T) {
 			paths := realPaths(t, variant)
 			var truth truthFile
-			b, err := os.ReadFile(filepath.Join(filepath.Dir(paths[0]), "truth.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(b, &truth); err != nil {
+			if err := sampletraces.ReadJSON(filepath.Join(filepath.Dir(paths[0]), "truth.json"), &truth); err != nil {
 				t.Fatal(err)
 			}
 			a, err := Align(readTraces(t, paths...), nil, Options{})

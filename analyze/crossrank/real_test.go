@@ -1,37 +1,19 @@
 package crossrank
 
 import (
-	"compress/gzip"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"kinetoscope/ingest"
+	"kinetoscope/sampletraces"
 )
 
-// repoRoot walks up from the test's directory to the directory of go.mod.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
-
+// publicTrace returns a public trace's path, failing the test when it is
+// missing.
 func publicTrace(t *testing.T, name string) string {
-	return filepath.Join(repoRoot(t), "..", "shared", "traces", "public", name)
+	t.Helper()
+	return sampletraces.Must(t)(sampletraces.Public(name))
 }
 
 // rawTrace is a trace file read with encoding/json alone, independently of
@@ -51,18 +33,9 @@ type rawEvent struct {
 
 func readRaw(t *testing.T, path string) *rawTrace {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var rt rawTrace
-	if err := json.NewDecoder(zr).Decode(&rt); err != nil {
-		t.Fatalf("%s: %v", path, err)
+	if err := sampletraces.ReadJSON(path, &rt); err != nil {
+		t.Fatal(err)
 	}
 	return &rt
 }
@@ -269,9 +242,9 @@ func TestRealOtherClock(t *testing.T) {
 }
 
 // realPaths returns the two rank files of a real H200 run.
-func realPaths(t *testing.T, variant string) []string {
+func realPaths(t testing.TB, variant string) []string {
 	t.Helper()
-	dir := filepath.Join(repoRoot(t), "sampletraces", "real", variant)
+	dir := sampletraces.Must(t)(sampletraces.RealDir(variant))
 	paths, err := filepath.Glob(filepath.Join(dir, "*.pt.trace.json.gz"))
 	if err != nil || len(paths) != 2 {
 		t.Fatalf("%s: traces %v, %v", dir, paths, err)

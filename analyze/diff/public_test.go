@@ -13,30 +13,14 @@ import (
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
 	"kinetoscope/ingest"
+	"kinetoscope/sampletraces"
 )
 
-// repoRoot walks up from the test's directory to the directory of go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
-
-// publicTrace is the path of a public trace.
+// publicTrace returns a public trace's path, failing the test when it is
+// missing.
 func publicTrace(t testing.TB, name string) string {
-	return filepath.Join(repoRoot(t), "..", "shared", "traces", "public", name)
+	t.Helper()
+	return sampletraces.Must(t)(sampletraces.Public(name))
 }
 
 // analysePath ingests and analyses a trace path, listing every kernel.
@@ -110,7 +94,9 @@ func classify(name, cat string) string {
 func directPerStep(t *testing.T, path string) map[string]float64 {
 	t.Helper()
 	var doc traceDoc
-	readGzipJSON(t, path, &doc)
+	if err := sampletraces.ReadJSON(path, &doc); err != nil {
+		t.Fatal(err)
+	}
 	var steps [][2]float64
 	launch := map[float64]float64{}
 	for _, e := range doc.TraceEvents {

@@ -1,21 +1,20 @@
 package diff_test
 
 import (
-	"compress/gzip"
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
 	"kinetoscope/ingest"
+	"kinetoscope/sampletraces"
 )
 
 // realRun is the path of one of the project's real runs.
 func realRun(t testing.TB, name string) string {
-	return filepath.Join(repoRoot(t), "sampletraces", "real", name)
+	t.Helper()
+	return sampletraces.Must(t)(sampletraces.RealDir(name))
 }
 
 // kernelNames reads every trace of a run directory with encoding/json and
@@ -29,7 +28,9 @@ func kernelNames(t *testing.T, dir string) map[string]bool {
 	names := map[string]bool{}
 	for _, f := range files {
 		var doc traceDoc
-		readGzipJSON(t, f, &doc)
+		if err := sampletraces.ReadJSON(f, &doc); err != nil {
+			t.Fatal(err)
+		}
 		for _, e := range doc.TraceEvents {
 			if e.Cat == "kernel" || e.Cat == "gpu_memcpy" || e.Cat == "gpu_memset" {
 				names[e.Name] = true
@@ -39,38 +40,17 @@ func kernelNames(t *testing.T, dir string) map[string]bool {
 	return names
 }
 
-// readGzipJSON decodes a gzip JSON file into v.
-func readGzipJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if err := json.NewDecoder(zr).Decode(v); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-}
-
 // truthDecodeWallMS is the mean measured wall time of the decode steps, over
 // ranks, from the generator's truth.json.
 func truthDecodeWallMS(t *testing.T, dir string) float64 {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "truth.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var truth struct {
 		Steps    []struct{ Phase string }
 		Measured struct {
 			StepWallMS map[string][]float64 `json:"step_wall_ms"`
 		}
 	}
-	if err := json.Unmarshal(b, &truth); err != nil {
+	if err := sampletraces.ReadJSON(filepath.Join(dir, "truth.json"), &truth); err != nil {
 		t.Fatal(err)
 	}
 	sum, n := 0.0, 0

@@ -7,12 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"kinetoscope/sampletraces"
 )
 
-// publicTracePath returns a public trace's path, from the repository root.
+// publicTracePath returns a public trace's path, failing the test when it
+// is missing.
 func publicTracePath(t *testing.T, name string) string {
 	t.Helper()
-	return filepath.Join("..", "..", "..", "shared", "traces", "public", name)
+	return sampletraces.Must(t)(sampletraces.Public(name))
 }
 
 func runCmd(args ...string) (int, string, string) {

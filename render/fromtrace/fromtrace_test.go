@@ -5,7 +5,6 @@ import (
 	"encoding/xml"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,25 +14,14 @@ import (
 	"kinetoscope/analyze/diff"
 	"kinetoscope/ingest"
 	"kinetoscope/render"
+	"kinetoscope/sampletraces"
 )
 
-// publicTraces is the directory of real public traces.
+// publicTraces is the directory of real public traces; the test fails when
+// it is missing.
 func publicTraces(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "traces", "public")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
+	return sampletraces.Must(t)(sampletraces.PublicDir())
 }
 
 // loaded is one path ingested and analysed; r is nil when the path holds

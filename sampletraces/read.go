@@ -1,0 +1,51 @@
+package sampletraces
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"testing"
+)
+
+// ReadJSON decodes the JSON file at path into v with encoding/json, and
+// gunzips it first when it starts with the gzip magic bytes. Tests use it to
+// read traces and truth files independently of the code under test.
+func ReadJSON(path string, v any) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("read JSON: %w", err)
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	var r io.Reader = br
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	if err := json.NewDecoder(r).Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// Must returns a function that hands back a path found by one of this
+// package's locators, or ends the test tb with the locator's error, so a
+// missing sample trace fails a test instead of skipping it:
+//
+//	path := sampletraces.Must(t)(sampletraces.Public(name))
+func Must(tb testing.TB) func(path string, err error) string {
+	return func(path string, err error) string {
+		tb.Helper()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return path
+	}
+}
