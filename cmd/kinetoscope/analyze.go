@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -35,18 +34,28 @@ func runAnalyze(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	set, err := ingest.Open(a.path, ingest.Options{})
-	if err != nil {
-		return err
-	}
-	if len(set.Traces) == 0 {
-		return fmt.Errorf("%s: no trace with GPU events (%s)", a.path, setProblems(set))
-	}
-	r, err := analyze.Analyze(set, a.opt)
+	_, r, err := openAndAnalyze(a.path, a.opt)
 	if err != nil {
 		return err
 	}
 	return render.WriteReport(stdout, r, a.format)
+}
+
+// openAndAnalyze ingests and analyses a trace path, and fails when the path
+// holds no trace with GPU events.
+func openAndAnalyze(path string, opt analyze.Options) (*ingest.Set, *analyze.Report, error) {
+	set, err := ingest.Open(path, ingest.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(set.Traces) == 0 {
+		return nil, nil, fmt.Errorf("%s: no trace with GPU events (%s)", path, setProblems(set))
+	}
+	r, err := analyze.Analyze(set, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	return set, r, nil
 }
 
 // setProblems summarises why a set holds no trace to analyse.
@@ -67,12 +76,7 @@ func setProblems(set *ingest.Set) string {
 // parseAnalyzeArgs parses flags given before or after the path.
 func parseAnalyzeArgs(args []string, stderr io.Writer) (analyzeArgs, error) {
 	var a analyzeArgs
-	fs := flag.NewFlagSet("analyze", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, analyzeUsage, "\nflags:\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("analyze", analyzeUsage, stderr)
 	fs.StringVar(&a.format, "format", "table", "output format: "+strings.Join(render.ReportFormats(), ", "))
 	fs.StringVar(&a.opt.RulesFile, "rules", "", "YAML file of classification rules tried before the built-in ones")
 	fs.StringVar(&a.opt.StepRegex, "step-regex", "", "RE2 regex: CPU annotations whose name matches start a step (overrides built-in step markers)")
@@ -84,34 +88,14 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (analyzeArgs, error) {
 		a.opt.Rank = &n
 		return nil
 	})
-	var paths []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return a, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		paths = append(paths, args[0])
-		args = args[1:]
+	paths, err := parseInterspersed(fs, args)
+	if err != nil {
+		return a, err
 	}
 	if len(paths) != 1 {
 		fs.Usage()
 		return a, errors.New("want exactly one PATH")
 	}
-	if !validFormat(a.format) {
-		return a, fmt.Errorf("unknown format %q (want %s)", a.format, strings.Join(render.ReportFormats(), ", "))
-	}
 	a.path = paths[0]
-	return a, nil
-}
-
-func validFormat(f string) bool {
-	for _, x := range render.ReportFormats() {
-		if x == f {
-			return true
-		}
-	}
-	return false
+	return a, checkOneOf("format", a.format, render.ReportFormats())
 }

@@ -12,7 +12,6 @@ import (
 
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
-	"kinetoscope/ingest"
 	"kinetoscope/render"
 	"kinetoscope/render/fromtrace"
 )
@@ -111,22 +110,6 @@ func drawDiff(a chartArgs, f render.Format) ([]byte, error) {
 	return render.Diff(d, f)
 }
 
-// openAndAnalyze ingests and analyses a trace path.
-func openAndAnalyze(path string, opt analyze.Options) (*ingest.Set, *analyze.Report, error) {
-	set, err := ingest.Open(path, ingest.Options{})
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(set.Traces) == 0 {
-		return nil, nil, fmt.Errorf("%s: no trace with GPU events (%s)", path, setProblems(set))
-	}
-	r, err := analyze.Analyze(set, opt)
-	if err != nil {
-		return nil, nil, err
-	}
-	return set, r, nil
-}
-
 // chartFormat is the image format: --format, else the -o extension, else SVG.
 func chartFormat(a chartArgs) (render.Format, error) {
 	switch {
@@ -145,39 +128,24 @@ func chartFormat(a chartArgs) (render.Format, error) {
 // parseChartArgs parses flags given before, between or after the paths.
 func parseChartArgs(args []string, stderr io.Writer) (chartArgs, error) {
 	a := chartArgs{rank: -1, step: -1}
-	fs := flag.NewFlagSet("chart", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, chartUsage, "\nflags:\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("chart", chartUsage, stderr)
 	fs.StringVar(&a.kind, "kind", "breakdown", "chart: "+strings.Join(chartKinds(), ", "))
 	fs.StringVar(&a.out, "o", "", "output file, .svg or .png (default: SVG on stdout)")
 	fs.StringVar(&a.format, "format", "", "image format, svg or png (default: from -o)")
 	fs.Func("rank", "rank for steps and timeline (default: the first), or compared in diff (default: all)", intFlag(&a.rank))
 	fs.Func("step", "step index for timeline (default: the slowest step of the shown phase: decode, else prefill, else all; as the steps chart names it)", intFlag(&a.step))
 	fs.BoolVar(&a.reports, "reports", false, "diff: BASE and HEAD are JSON reports from 'kinetoscope analyze --format json'")
-	for {
-		if err := fs.Parse(args); err != nil {
-			return a, err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		a.paths = append(a.paths, fs.Arg(0))
-		args = fs.Args()[1:]
+	var err error
+	if a.paths, err = parseInterspersed(fs, args); err != nil {
+		return a, err
 	}
 	return a, checkChartArgs(a, fs)
 }
 
 // checkChartArgs validates the kind and the number of paths.
 func checkChartArgs(a chartArgs, fs *flag.FlagSet) error {
-	known := false
-	for _, k := range chartKinds() {
-		known = known || k == a.kind
-	}
-	if !known {
-		return fmt.Errorf("unknown chart kind %q (want %s)", a.kind, strings.Join(chartKinds(), ", "))
+	if err := checkOneOf("chart kind", a.kind, chartKinds()); err != nil {
+		return err
 	}
 	want := 1
 	if a.kind == "diff" {

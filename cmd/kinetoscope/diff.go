@@ -2,11 +2,9 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	json "github.com/goccy/go-json"
@@ -64,34 +62,22 @@ func comparePaths(base, head string, reports bool, opt diff.Options) (*diff.Diff
 // parseDiffArgs parses flags given before, between or after the two paths.
 func parseDiffArgs(args []string, stderr io.Writer) (diffArgs, error) {
 	var a diffArgs
-	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, diffUsage, "\nflags:\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("diff", diffUsage, stderr)
 	fs.StringVar(&a.format, "format", "table", "output format: "+strings.Join(render.DiffFormats(), ", "))
 	fs.StringVar(&a.opt.Phase, "phase", "decode", "steps compared: "+strings.Join(diff.Phases(), ", "))
 	fs.BoolVar(&a.reports, "reports", false, "BASE and HEAD are JSON reports from 'kinetoscope analyze --format json'")
 	rank := -1
 	fs.Func("rank", "compare this rank only (default: all ranks, pooled per step)", intFlag(&rank))
-	var paths []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return a, err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		paths = append(paths, fs.Arg(0))
-		args = fs.Args()[1:]
+	paths, err := parseInterspersed(fs, args)
+	if err != nil {
+		return a, err
 	}
 	if len(paths) != 2 {
 		fs.Usage()
 		return a, fmt.Errorf("want two paths, BASE and HEAD; got %d", len(paths))
 	}
-	if !slices.Contains(render.DiffFormats(), a.format) {
-		return a, fmt.Errorf("unknown format %q (want one of %s)", a.format, strings.Join(render.DiffFormats(), ", "))
+	if err := checkOneOf("format", a.format, render.DiffFormats()); err != nil {
+		return a, err
 	}
 	a.base, a.head = paths[0], paths[1]
 	if rank >= 0 {
