@@ -32,16 +32,18 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// synthUsage is the synth command's synopsis.
+const synthUsage = `usage: kinetoscope synth [-o DIR] [flags]
+
+Writes a SYNTHETIC vLLM-style trace set (one file per rank) of a Kimi-K2.5-like
+INT4 MoE tensor-parallel run, plus truth.json with every value known by construction.
+`
+
 // parseSynthFlags parses the synth flags into a config, the output
 // directory and whether a non-empty directory may be written into.
 func parseSynthFlags(args []string, stderr io.Writer) (synth.Config, string, bool, error) {
 	cfg := synth.DefaultConfig()
-	fs := flag.NewFlagSet("synth", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kinetoscope synth [-o DIR] [flags]\n\nWrites a SYNTHETIC vLLM-style trace set (one file per rank) of a Kimi-K2.5-like\nINT4 MoE tensor-parallel run, plus truth.json with every value known by construction.\n\nflags:")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("synth", synthUsage, stderr)
 	dir := fs.String("o", "", "output directory (default synthetic-<model>-tp<ranks>-<eager|graph>-seed<seed>)")
 	fs.StringVar(&cfg.Model, "model", cfg.Model, "model profile (kimi-k2.5)")
 	fs.IntVar(&cfg.Ranks, "ranks", cfg.Ranks, "tensor-parallel ranks, one file each")
