@@ -19,12 +19,10 @@ func (s *Server) enqueue(id string) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		select {
-		case s.sem <- struct{}{}:
-		case <-s.ctx.Done():
+		if s.acquireWorker(s.ctx) != nil {
 			return
 		}
-		defer func() { <-s.sem }()
+		defer s.releaseWorker()
 		s.analyzeRun(s.ctx, id)
 	}()
 }
@@ -80,7 +78,7 @@ func (s *Server) runPipeline(ctx context.Context, run *store.Run, lp *liveProgre
 	}
 	dir := filepath.Join(s.workRoot(), run.ID)
 	defer os.RemoveAll(dir)
-	path, err := s.layout(ctx, run, dir)
+	path, err := s.layout(ctx, run.Files, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -100,24 +98,19 @@ func (s *Server) runPipeline(ctx context.Context, run *store.Run, lp *liveProgre
 	return rep, nil
 }
 
-// layout links the run's blobs into dir under their file names and returns
-// the path to analyse: the file itself for a one-file run, else dir.
-func (s *Server) layout(ctx context.Context, run *store.Run, dir string) (string, error) {
+// layout links the blobs of files into dir under their layoutNames and
+// returns the path to analyse: the file itself for one file, else dir.
+func (s *Server) layout(ctx context.Context, files []store.File, dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("work dir: %w", err)
 	}
-	seen := map[string]bool{}
 	var last string
-	for i, f := range run.Files {
+	for i, name := range layoutNames(files) {
+		f := files[i]
 		src, err := s.blobs.Local(ctx, f.SHA256)
 		if err != nil {
 			return "", fmt.Errorf("file %s: %w", f.Name, err)
 		}
-		name := analysisName(f)
-		if seen[name] {
-			name = fmt.Sprintf("%d-%s", i, name)
-		}
-		seen[name] = true
 		last = filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(last), 0o755); err != nil {
 			return "", fmt.Errorf("work dir: %w", err)
@@ -128,10 +121,27 @@ func (s *Server) layout(ctx context.Context, run *store.Run, dir string) (string
 			}
 		}
 	}
-	if len(run.Files) == 1 {
+	if len(files) == 1 {
 		return last, nil
 	}
 	return dir, nil
+}
+
+// layoutNames returns the names files get in a work directory: their
+// analysisName, prefixed with their index when two would collide. They are
+// the rank file names of the report (Rank.File).
+func layoutNames(files []store.File) []string {
+	seen := map[string]bool{}
+	names := make([]string, len(files))
+	for i, f := range files {
+		name := analysisName(f)
+		if seen[name] {
+			name = fmt.Sprintf("%d-%s", i, name)
+		}
+		seen[name] = true
+		names[i] = name
+	}
+	return names
 }
 
 // analysisName returns f's name with the extension its kind needs, since

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -32,19 +31,20 @@ func (s *Server) getChart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if kind == timelineKind {
+		return s.getTimeline(c, format)
+	}
 	if !slices.Contains(s.pipe.ChartKinds, kind) || s.pipe.Chart == nil {
 		return echo.NewHTTPError(http.StatusNotFound,
-			fmt.Sprintf("unknown chart kind %q: have %s", kind, strings.Join(s.pipe.ChartKinds, ", ")))
+			fmt.Sprintf("unknown chart kind %q: have %s, %s", kind, strings.Join(s.pipe.ChartKinds, ", "), timelineKind))
+	}
+	rank, err := intQuery(c, "rank")
+	if err != nil {
+		return err
 	}
 	rep, err := s.Report(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
-	}
-	rank := -1
-	if v := c.QueryParam("rank"); v != "" {
-		if rank, err = strconv.Atoi(v); err != nil {
-			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad rank %q: want a rank number", v))
-		}
 	}
 	img, err := s.pipe.Chart(rep, kind, format, rank)
 	if err != nil {

@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -58,5 +59,64 @@ func diffKeys(a, b map[string]bool) []string {
 		}
 	}
 	sort.Strings(out)
+	return out
+}
+
+// The OpenAPI document lists the query parameters the handlers read.
+func TestOpenAPIQueryParams(t *testing.T) {
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	s := startServer(t, api.Config{DataDir: t.TempDir()})
+	getJSON(t, s.URL+"/api/v1/openapi.json", &doc)
+	for _, tc := range []struct {
+		path, method string
+		params       []string
+	}{
+		{"/api/v1/runs/{id}/charts/{chart}", "get", []string{"rank", "step"}},
+		{"/api/v1/runs", "get", []string{"limit", "offset", "label"}},
+	} {
+		var names []string
+		for _, raw := range []json.RawMessage{doc.Paths[tc.path]["parameters"], opParams(t, doc.Paths[tc.path][tc.method])} {
+			names = append(names, paramNames(t, raw)...)
+		}
+		for _, p := range tc.params {
+			if !slices.Contains(names, p) {
+				t.Errorf("%s %s: parameter %q not documented (have %v)", tc.method, tc.path, p, names)
+			}
+		}
+	}
+}
+
+// opParams returns an operation's parameters.
+func opParams(t *testing.T, op json.RawMessage) json.RawMessage {
+	var o struct {
+		Parameters json.RawMessage `json:"parameters"`
+	}
+	if len(op) > 0 {
+		must(t, json.Unmarshal(op, &o))
+	}
+	return o.Parameters
+}
+
+// paramNames lists the names of a parameter list; a $ref to
+// #/components/parameters/NAME counts as NAME.
+func paramNames(t *testing.T, raw json.RawMessage) []string {
+	if len(raw) == 0 {
+		return nil
+	}
+	var ps []struct {
+		Name string `json:"name"`
+		Ref  string `json:"$ref"`
+	}
+	must(t, json.Unmarshal(raw, &ps))
+	var out []string
+	for _, p := range ps {
+		if p.Ref != "" {
+			out = append(out, p.Ref[strings.LastIndex(p.Ref, "/")+1:])
+		} else {
+			out = append(out, p.Name)
+		}
+	}
 	return out
 }

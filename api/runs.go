@@ -217,6 +217,7 @@ func (s *Server) deleteRun(c echo.Context) error {
 	if err != nil {
 		return notFound(err)
 	}
+	s.images.dropRun(id)
 	for _, sha := range orphans {
 		if err := s.blobs.Delete(ctx, sha); err != nil {
 			s.log.Warn("delete blob", "run", id, "sha256", sha, "err", err)

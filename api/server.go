@@ -104,6 +104,10 @@ type Pipeline struct {
 	Chart func(r *analyze.Report, kind, format string, rank int) ([]byte, error)
 	// DiffChart draws the chart of a diff.
 	DiffChart func(d *diff.Diff, format string) ([]byte, error)
+	// Timeline draws the kernels of step step on rank rank of the trace
+	// at path (the run's files, or the rank's own file), whose analysis is
+	// r.
+	Timeline func(ctx context.Context, path string, r *analyze.Report, rank, step int, format string) ([]byte, error)
 }
 
 // Server is the Kinetoscope service.
@@ -115,6 +119,8 @@ type Server struct {
 	log   *slog.Logger
 	echo  *echo.Echo
 	stats *metrics
+	// images keeps the last timelines drawn.
+	images *imageCache
 
 	// blobMu orders uploads (shared) against deletes (exclusive), so that a
 	// delete never removes a blob an upload is about to reference.
@@ -155,7 +161,7 @@ func New(cfg Config, meta store.Meta, blobs store.Blobs, pipe Pipeline) (*Server
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		cfg: cfg, meta: meta, blobs: blobs, pipe: pipe, log: cfg.Logger,
-		stats: newMetrics(), live: map[string]*store.Progress{},
+		stats: newMetrics(), live: map[string]*store.Progress{}, images: newImageCache(32, 32<<20),
 		sem: make(chan struct{}, cfg.Workers), ctx: ctx, cancel: cancel,
 	}
 	if err := os.RemoveAll(s.workRoot()); err != nil {

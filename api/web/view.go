@@ -71,28 +71,13 @@ func bytesText(n int64) string {
 // runView is what the run page shows of a report.
 type runView struct {
 	Headline string
-	Ranks    []rankRow
+	Ranks    *ranksView
 	Rank     *analyze.Rank // the selected rank
 	RankNum  int
 	Phase    string // decode, prefill or all steps
 	Buckets  []bucketRow
 	Top      []analyze.KernelStat
-	HasComm  bool
-}
-
-// rankRow is one line of the per-rank table.
-type rankRow struct {
-	Rank     int
-	Device   string
-	File     string
-	Source   string
-	Decode   int
-	Prefill  int
-	Phase    string  // the phase of KernelUS and SpanUS (see phaseOf)
-	KernelUS float64 // per step
-	SpanUS   float64 // mean span
-	Comm     *analyze.Comm
-	Selected bool
+	Timeline *timelineView
 }
 
 // bucketRow is one bucket of the selected rank's phase.
@@ -102,9 +87,10 @@ type bucketRow struct {
 	analyze.BucketShare
 }
 
-// newRunView selects a rank (the query's "rank", else the first) and lays
-// out its tables.
-func newRunView(r *analyze.Report, rankQuery string) *runView {
+// newRunView selects a rank (the query's "rank", else the first) and a
+// step of it for the timeline (the query's "step", else the slowest), and
+// lays out the tables.
+func newRunView(r *analyze.Report, rankQuery, stepQuery string) *runView {
 	v := &runView{Headline: render.HeadlineText(r)}
 	if len(r.Ranks) == 0 {
 		return v
@@ -117,24 +103,18 @@ func newRunView(r *analyze.Report, rankQuery string) *runView {
 			}
 		}
 	}
-	for i := range r.Ranks {
-		rk := &r.Ranks[i]
-		name, ph := phaseOf(rk)
-		row := rankRow{Rank: rk.Rank, Device: rk.Device, File: rk.File, Source: rk.StepSource,
-			Decode: rk.Decode.Steps, Phase: name, KernelUS: ph.KernelPerStepUS, SpanUS: ph.SpanMeanUS,
-			Comm: ph.Comm, Selected: i == sel}
-		if rk.Prefill != nil {
-			row.Prefill = rk.Prefill.Steps
-		}
-		v.HasComm = v.HasComm || row.Comm != nil
-		v.Ranks = append(v.Ranks, row)
-	}
 	v.Rank = &r.Ranks[sel]
 	v.RankNum = v.Rank.Rank
 	var ph analyze.Phase
 	v.Phase, ph = phaseOf(v.Rank)
 	v.Buckets = phaseBuckets(r, ph)
 	v.Top = topKernels(v.Rank, 15)
+	v.Timeline = newTimelineView(r, v.Rank, v.Phase, stepQuery)
+	step := ""
+	if stepQuery != "" && v.Timeline != nil {
+		step = strconv.Itoa(v.Timeline.Step.Index)
+	}
+	v.Ranks = newRanksView(r, sel, step)
 	return v
 }
 
@@ -153,10 +133,7 @@ func phaseOf(rk *analyze.Rank) (string, analyze.Phase) {
 // phaseBuckets returns a phase's buckets in display order, without empty
 // ones.
 func phaseBuckets(r *analyze.Report, ph analyze.Phase) []bucketRow {
-	buckets := r.Buckets
-	if len(buckets) == 0 {
-		buckets = analyze.Buckets()
-	}
+	buckets := reportBuckets(r)
 	var rows []bucketRow
 	for _, b := range buckets {
 		s, ok := ph.Buckets[b.ID]
@@ -166,6 +143,15 @@ func phaseBuckets(r *analyze.Report, ph analyze.Phase) []bucketRow {
 		rows = append(rows, bucketRow{Label: b.Label, Group: b.Group, BucketShare: s})
 	}
 	return rows
+}
+
+// reportBuckets returns the report's buckets in display order (the
+// built-in ones for a report that lists none).
+func reportBuckets(r *analyze.Report) []analyze.Bucket {
+	if len(r.Buckets) == 0 {
+		return analyze.Buckets()
+	}
+	return r.Buckets
 }
 
 // topKernels merges the rank's per-bucket top kernels, longest first.

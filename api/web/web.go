@@ -139,7 +139,7 @@ func (p *Pages) run(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	view := newRunView(rep, c.QueryParam("rank"))
+	view := newRunView(rep, c.QueryParam("rank"), c.QueryParam("step"))
 	data["Report"], data["View"], data["Kinds"] = rep, view, p.b.ChartKinds()
 	return p.render(c, http.StatusOK, "run", data)
 }

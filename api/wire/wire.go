@@ -13,6 +13,7 @@ import (
 	"kinetoscope/api"
 	"kinetoscope/ingest"
 	"kinetoscope/render"
+	"kinetoscope/render/fromtrace"
 )
 
 // Pipeline returns the real pipeline: ingest.Open with the decompressed
@@ -31,7 +32,31 @@ func Pipeline(maxUncompressed int64) api.Pipeline {
 			}
 			return render.Diff(d, f)
 		},
+		Timeline: func(ctx context.Context, path string, r *analyze.Report, rank, step int, format string) ([]byte, error) {
+			return timeline(path, maxUncompressed, r, rank, step, format)
+		},
 	}
+}
+
+// analyzeOptions are the options of every analysis the server runs.
+func analyzeOptions() analyze.Options { return analyze.Options{} }
+
+// timeline reads the traces at path again and draws the kernels of one
+// step of one rank, as the analysis r of the same traces placed them.
+func timeline(path string, maxUncompressed int64, r *analyze.Report, rank, step int, format string) ([]byte, error) {
+	f, err := render.ParseFormat(format)
+	if err != nil {
+		return nil, err
+	}
+	set, err := ingest.Open(path, ingest.Options{MaxUncompressedBytes: maxUncompressed})
+	if err != nil {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	in, err := fromtrace.Timeline(set, r, analyzeOptions(), rank, step)
+	if err != nil {
+		return nil, err
+	}
+	return render.Timeline(in, f)
 }
 
 // analyzePath reads and analyses the traces at path.
@@ -50,7 +75,7 @@ func analyzePath(path string, maxUncompressed int64, progress func(api.Progress)
 		return nil, noTraces(set)
 	}
 	progress(api.Progress{Phase: "analyzing"})
-	rep, err := analyze.Analyze(set, analyze.Options{})
+	rep, err := analyze.Analyze(set, analyzeOptions())
 	if err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}

@@ -74,7 +74,12 @@ document.addEventListener("DOMContentLoaded", () => {
   if (form) uploadForm(form);
   const box = document.getElementById("run-progress");
   if (box) watchRun(box);
+  // Menus marked data-autosubmit submit their form when changed.
+  document.querySelectorAll("select[data-autosubmit]").forEach((sel) => {
+    sel.addEventListener("change", () => sel.form.submit());
+  });
 });
 
 // A page restored from the back-forward cache shows stale runs: reload it.
 window.addEventListener("pageshow", (e) => { if (e.persisted) window.location.reload(); });
+
