@@ -35,6 +35,12 @@ func (s *scanner) event(i int, ev *rawEvent) (int, error) {
 			return i, err
 		}
 	}
+	if err == nil && !done {
+		i, done, err = s.kinetoBody(i, ev)
+		if ev.dropped {
+			return i, err
+		}
+	}
 	for !done && err == nil {
 		var key []byte
 		if key, i, err = s.key(i); err != nil {
@@ -50,33 +56,6 @@ func (s *scanner) event(i int, ev *rawEvent) (int, error) {
 		i, done, err = s.after(i, "an event")
 	}
 	return i, err
-}
-
-// kinetoXCat is how Kineto's writer starts a complete event.
-const kinetoXCat = `"ph": "X", "cat": "`
-
-// kinetoPrefix reads the ph and cat of an event that starts the way
-// Kineto writes complete events, at i, without the general key loop: most
-// events start so, and most of them are dropped right after. Other events
-// are left to the general loop (i is returned unchanged).
-func (s *scanner) kinetoPrefix(i int, ev *rawEvent) (next int, done bool, err error) {
-	b := s.buf
-	if len(b)-i <= len(kinetoXCat) || string(b[i:i+len(kinetoXCat)]) != kinetoXCat {
-		return i, false, nil
-	}
-	j := i + len(kinetoXCat)
-	q := closingQuote(b, j)
-	if q < 0 {
-		return 0, false, errShort
-	}
-	ev.ph, ev.cat = b[i+7:i+8], b[j:q]
-	ev.class = classify(ev.cat)
-	if ev.droppable() {
-		ev.dropped = true
-		next, err = s.skipRest(q + 1)
-		return next, true, err
-	}
-	return s.after(q+1, "an event")
 }
 
 // open checks for an object at i and returns the position of its first
@@ -104,6 +83,9 @@ func (s *scanner) open(i int, what string) (next int, done bool, err error) {
 // done and the position after it.
 func (s *scanner) after(i int, what string) (next int, done bool, err error) {
 	b := s.buf
+	if i+2 < len(b) && b[i] == ',' && b[i+1] == ' ' && b[i+2] > ' ' {
+		return i + 2, false, nil // the usual ", "
+	}
 	i = s.ws(i)
 	if i >= len(b) {
 		return 0, false, errShort
@@ -127,11 +109,15 @@ func (s *scanner) key(i int) ([]byte, int, error) {
 	if b[i] != '"' {
 		return nil, 0, s.unexpected(i, "an object key")
 	}
-	key, next, err := s.str(i)
-	if err != nil {
-		return nil, 0, err
+	q := closingQuote(b, i+1)
+	if q < 0 {
+		return nil, 0, errShort
 	}
-	i = s.ws(next)
+	key := b[i+1 : q]
+	if q+3 < len(b) && b[q+1] == ':' && b[q+2] == ' ' && b[q+3] > ' ' {
+		return key, q + 3, nil // the usual ": "
+	}
+	i = s.ws(q + 1)
 	if i >= len(b) {
 		return nil, 0, errShort
 	}

@@ -84,14 +84,15 @@ func (s *scanner) unexpected(i int, want string) error {
 // ws skips JSON whitespace from i.
 func (s *scanner) ws(i int) int {
 	b := s.buf
-	for i < len(b) && b[i] <= ' ' {
-		if c := b[i]; c != ' ' && c != '\n' && c != '\r' && c != '\t' {
-			break
-		}
+	for i < len(b) && spaceBytes[b[i]] {
 		i++
 	}
 	return i
 }
+
+// spaceBytes are the JSON whitespace bytes. It is never written after
+// initialization.
+var spaceBytes = [256]bool{' ': true, '\n': true, '\r': true, '\t': true}
 
 // str scans the string that starts at i (b[i] == '"'). It returns its raw
 // content (escapes left as they are) and the position after the closing
