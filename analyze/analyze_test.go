@@ -47,33 +47,7 @@ func TestAnalyzeHandTrace(t *testing.T) {
 	if rk.StepSource != SourceVLLM || len(rk.Steps) != 3 {
 		t.Fatalf("steps: %s, %d; want vllm, 3", rk.StepSource, len(rk.Steps))
 	}
-	type bk = map[BucketID]BucketStat
-	want := []struct {
-		phase                    string
-		kernel, busy, span, idle float64
-		events, graphs           int
-		buckets                  bk
-	}{
-		{PhasePrefill, 510, 510, 610, 100, 3, 0, bk{GEMM: {300, 1}, AllReduce: {200, 1}, Sampling: {10, 1}}},
-		{PhaseDecode, 210, 160, 260, 100, 4, 1, bk{Elementwise: {10, 1}, GEMM: {100, 1}, Norm: {90, 1}, Sampling: {10, 1}}},
-		{PhaseDecode, 50, 50, 60, 10, 2, 0, bk{Other: {40, 1}, Memcpy: {10, 1}}},
-	}
-	for i, w := range want {
-		s := rk.Steps[i]
-		if s.Phase != w.phase || s.KernelUS != w.kernel || s.BusyUS != w.busy || s.SpanUS != w.span ||
-			s.IdleUS != w.idle || s.Kernels != w.events || s.GraphLaunches != w.graphs {
-			t.Errorf("step %d: got %s kernel %.0f busy %.0f span %.0f idle %.0f events %d graphs %d, want %+v",
-				i, s.Phase, s.KernelUS, s.BusyUS, s.SpanUS, s.IdleUS, s.Kernels, s.GraphLaunches, w)
-		}
-		if len(s.Buckets) != len(w.buckets) {
-			t.Errorf("step %d: buckets %v, want %v", i, s.Buckets, w.buckets)
-		}
-		for id, b := range w.buckets {
-			if s.Buckets[id] != b {
-				t.Errorf("step %d bucket %s: %+v, want %+v", i, id, s.Buckets[id], b)
-			}
-		}
-	}
+	checkHandSteps(t, rk.Steps)
 	if rk.Outside != (BucketStat{US: 50, Count: 1}) {
 		t.Errorf("outside: %+v, want 50 us in 1 event", rk.Outside)
 	}
@@ -99,6 +73,39 @@ func TestAnalyzeHandTrace(t *testing.T) {
 	}
 	if rk.LaunchDelay.Count != 6 {
 		t.Errorf("launch delays: %d, want 6 (graph replays excluded)", rk.LaunchDelay.Count)
+	}
+}
+
+// checkHandSteps checks the three steps of handTrace: kernel, busy, span and
+// idle time, event and graph counts, and time and calls per bucket.
+func checkHandSteps(t *testing.T, steps []Step) {
+	t.Helper()
+	type bk = map[BucketID]BucketStat
+	want := []struct {
+		phase                    string
+		kernel, busy, span, idle float64
+		events, graphs           int
+		buckets                  bk
+	}{
+		{PhasePrefill, 510, 510, 610, 100, 3, 0, bk{GEMM: {300, 1}, AllReduce: {200, 1}, Sampling: {10, 1}}},
+		{PhaseDecode, 210, 160, 260, 100, 4, 1, bk{Elementwise: {10, 1}, GEMM: {100, 1}, Norm: {90, 1}, Sampling: {10, 1}}},
+		{PhaseDecode, 50, 50, 60, 10, 2, 0, bk{Other: {40, 1}, Memcpy: {10, 1}}},
+	}
+	for i, w := range want {
+		s := steps[i]
+		if s.Phase != w.phase || s.KernelUS != w.kernel || s.BusyUS != w.busy || s.SpanUS != w.span ||
+			s.IdleUS != w.idle || s.Kernels != w.events || s.GraphLaunches != w.graphs {
+			t.Errorf("step %d: got %s kernel %.0f busy %.0f span %.0f idle %.0f events %d graphs %d, want %+v",
+				i, s.Phase, s.KernelUS, s.BusyUS, s.SpanUS, s.IdleUS, s.Kernels, s.GraphLaunches, w)
+		}
+		if len(s.Buckets) != len(w.buckets) {
+			t.Errorf("step %d: buckets %v, want %v", i, s.Buckets, w.buckets)
+		}
+		for id, b := range w.buckets {
+			if s.Buckets[id] != b {
+				t.Errorf("step %d bucket %s: %+v, want %+v", i, id, s.Buckets[id], b)
+			}
+		}
 	}
 }
 

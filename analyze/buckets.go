@@ -39,7 +39,7 @@ const (
 type Bucket struct {
 	ID    BucketID `json:"id"`
 	Label string   `json:"label"` // human name, e.g. "AllReduce"
-	Group Group    `json:"group"`
+	Group Group    `json:"group"` // communication, compute or memory
 }
 
 // Buckets returns every bucket in display order: communication first, then

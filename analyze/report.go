@@ -7,7 +7,7 @@ type Report struct {
 	Source    string   `json:"source"`    // the path analysed
 	Synthetic bool     `json:"synthetic"` // the trace says it was generated
 	Buckets   []Bucket `json:"buckets"`   // every bucket, in display order
-	Ranks     []Rank   `json:"ranks"`
+	Ranks     []Rank   `json:"ranks"`     // one per trace, in rank order
 	// Collectives is the cross-rank matching summary; nil for one rank.
 	Collectives *Collectives `json:"collectives,omitempty"`
 	// Headline is the finding a user wants first, from the decode steps.
@@ -18,7 +18,7 @@ type Report struct {
 // Rank is the analysis of one rank's trace.
 type Rank struct {
 	Rank      int    `json:"rank"` // -1 when unknown
-	File      string `json:"file"`
+	File      string `json:"file"` // the trace file
 	WorldSize int    `json:"world_size"`
 	Device    string `json:"device,omitempty"` // GPU name
 	// Versions holds the trace's software versions: its top-level
@@ -29,16 +29,17 @@ type Rank struct {
 	// "sglang", "regex" or "inferred"; StepEvidence says what was used.
 	StepSource   string `json:"step_source"`
 	StepEvidence string `json:"step_evidence,omitempty"`
-	Steps        []Step `json:"steps"`
+	Steps        []Step `json:"steps"` // in time order
 	// Decode aggregates the decode steps (zero Steps when there are none);
 	// Prefill the prefill steps.
 	Decode  Phase  `json:"decode"`
 	Prefill *Phase `json:"prefill,omitempty"`
 	// TopKernels lists per bucket the kernels with the most time (decode
 	// steps when there are any, else all steps).
-	TopKernels   map[BucketID][]KernelStat `json:"top_kernels"`
-	Unclassified []KernelStat              `json:"unclassified"`
-	LaunchDelay  LaunchDelay               `json:"launch_delay"`
+	TopKernels map[BucketID][]KernelStat `json:"top_kernels"`
+	// Unclassified lists the kernels no rule matched (bucket other).
+	Unclassified []KernelStat `json:"unclassified"`
+	LaunchDelay  LaunchDelay  `json:"launch_delay"`
 	// Outside counts GPU events that fell in no step.
 	Outside  BucketStat `json:"outside_steps"`
 	Warnings []string   `json:"warnings,omitempty"`
@@ -53,16 +54,18 @@ type Step struct {
 	// Tokens and Batch come from the annotation when it says so (0 if not).
 	Tokens   int     `json:"tokens,omitempty"`
 	Batch    int     `json:"batch,omitempty"`
-	StartUS  float64 `json:"start_us"` // CPU start of the step, trace time base
-	KernelUS float64 `json:"kernel_us"`
-	BusyUS   float64 `json:"busy_us"`
-	SpanUS   float64 `json:"span_us"`
-	IdleUS   float64 `json:"idle_us"` // span minus busy
-	Kernels  int     `json:"kernels"` // GPU events in the step
+	StartUS  float64 `json:"start_us"`  // CPU start of the step, trace time base
+	KernelUS float64 `json:"kernel_us"` // sum of kernel durations
+	BusyUS   float64 `json:"busy_us"`   // union of kernel intervals
+	SpanUS   float64 `json:"span_us"`   // first kernel start to last kernel end
+	IdleUS   float64 `json:"idle_us"`   // span minus busy
+	Kernels  int     `json:"kernels"`   // GPU events in the step
 	// GraphLaunches counts CUDA/HIP graph launches issued in the step.
 	GraphLaunches int                     `json:"graph_launches"`
 	Buckets       map[BucketID]BucketStat `json:"buckets"`
-	Comm          *Comm                   `json:"comm,omitempty"`
+	// Comm is the step's transfer/wait split; nil unless collectives were
+	// aligned across ranks.
+	Comm *Comm `json:"comm,omitempty"`
 }
 
 // BucketStat is the time and number of GPU events of one bucket.
@@ -75,10 +78,10 @@ type BucketStat struct {
 // over the steps; the per-step figures are their means.
 type Phase struct {
 	Steps      int     `json:"steps"`
-	KernelUS   float64 `json:"kernel_us"`
+	KernelUS   float64 `json:"kernel_us"` // as Step's, summed over the steps
 	BusyUS     float64 `json:"busy_us"`
 	SpanUS     float64 `json:"span_us"`
-	SpanMeanUS float64 `json:"span_mean_us"`
+	SpanMeanUS float64 `json:"span_mean_us"` // mean and quantiles of the step spans
 	SpanP50US  float64 `json:"span_p50_us"`
 	SpanP90US  float64 `json:"span_p90_us"`
 	// KernelPerStepUS is KernelUS / Steps.
@@ -100,7 +103,7 @@ type BucketShare struct {
 // Comm splits communication kernel time into transfer and wait, from
 // collectives aligned across ranks.
 type Comm struct {
-	KernelUS   float64 `json:"kernel_us"`
+	KernelUS   float64 `json:"kernel_us"` // communication kernel time
 	TransferUS float64 `json:"transfer_us"`
 	WaitUS     float64 `json:"wait_us"`
 	// TransferShareNetOfWait is TransferUS / (phase kernel_us - WaitUS) in
@@ -167,7 +170,8 @@ type Collectives struct {
 	// ClockOffsetsUS holds, per rank, the estimated offset added to that
 	// rank's times (zero with a shared clock).
 	ClockOffsetsUS map[int]float64 `json:"clock_offsets_us,omitempty"`
-	Straggler      []Straggler     `json:"straggler"`
+	// Straggler lists the ranks that arrived last, most often first.
+	Straggler []Straggler `json:"straggler"`
 	// Mismatches describes collectives that could not be paired.
 	Mismatches []string `json:"mismatches,omitempty"`
 }
@@ -175,6 +179,6 @@ type Collectives struct {
 // Straggler is a rank that arrives last at collectives.
 type Straggler struct {
 	Rank      int     `json:"rank"`
-	LateCount int     `json:"late_count"`
-	LateUS    float64 `json:"late_us"`
+	LateCount int     `json:"late_count"` // collectives it arrived at last
+	LateUS    float64 `json:"late_us"`    // how much later than the second-latest rank, summed
 }

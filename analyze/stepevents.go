@@ -10,13 +10,13 @@ import (
 // StepEvent is one GPU event of a step, classified as Analyze classified
 // it (sampling phase included). Times are trace nanoseconds.
 type StepEvent struct {
-	Stream      int32
-	Device      int16
+	Stream      int32 // CUDA/HIP stream
+	Device      int16 // GPU index in the trace
 	StartNS     int64
 	DurNS       int64
 	Bucket      BucketID
 	Name        string
-	Correlation int64
+	Correlation int64 // ties the event to its CPU launch
 }
 
 // StepEvents returns the GPU events of step (Step.Index) on the trace of

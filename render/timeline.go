@@ -33,8 +33,8 @@ type TimelineInput struct {
 
 // TimelineKernel is one GPU event of the step.
 type TimelineKernel struct {
-	Stream  int
-	StartUS float64
+	Stream  int     // the row it is drawn on
+	StartUS float64 // absolute, in the trace's time base (see StartUS)
 	DurUS   float64
 	Bucket  analyze.BucketID
 	Name    string

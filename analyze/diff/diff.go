@@ -37,10 +37,10 @@ type Diff struct {
 	Headline string `json:"headline"`
 	Phase    string `json:"phase"` // the phase compared: decode, prefill or all
 	RankSel  string `json:"rank"`  // "all" (pooled) or the rank number
-	Noise    Method `json:"noise"`
+	Noise    Method `json:"noise"` // how changes were tested against noise
 	Base     Side   `json:"base"`
 	Head     Side   `json:"head"`
-	Step     Step   `json:"step"`
+	Step     Step   `json:"step"` // the step span, with its noise test
 	// Buckets holds every bucket present on either side.
 	Buckets map[analyze.BucketID]BucketDiff `json:"buckets"`
 	// BucketOrder lists the bucket ids of Buckets, largest |delta_us| first.
@@ -70,7 +70,7 @@ type Method struct {
 
 // Side describes one run.
 type Side struct {
-	Path        string   `json:"path"`
+	Path        string   `json:"path"`         // the run's Report.Source
 	Ranks       int      `json:"ranks"`        // ranks compared (1 with Options.Rank)
 	DecodeSteps int      `json:"decode_steps"` // decode steps, summed over the ranks compared
 	Steps       int      `json:"steps"`        // samples compared (steps of Diff.Phase)
@@ -81,7 +81,7 @@ type Side struct {
 
 // Test is the noise test of one change.
 type Test struct {
-	Significant bool `json:"significant"`
+	Significant bool `json:"significant"` // the verdict is "significant"
 	// Verdict is "significant", "within noise", "below floor" or "not
 	// enough steps".
 	Verdict string `json:"verdict"`
