@@ -11,9 +11,24 @@ func headline(ranks []Rank) *Headline {
 		phase = "all"
 		get = func(r *Rank) Phase { return Aggregate(r.Steps, nil) }
 	}
-	var sum Phase
-	sum.Buckets = make(map[BucketID]BucketShare)
-	nr, ps := 0, 0.0
+	sum, nr := sumPhases(ranks, get)
+	if nr == 0 || sum.KernelUS == 0 {
+		return nil
+	}
+	best := headlineBucket(sum.Buckets)
+	bk, _ := BucketByID(best)
+	x := sum.Buckets[best]
+	return &Headline{Bucket: best, Label: bk.Label, ShareOfKernel: pctOf(x.US, sum.KernelUS),
+		USPerStep: x.USPerStep / float64(nr), CallsPerStep: x.CallsPerStep / float64(nr),
+		Steps: int(float64(sum.Steps) / float64(nr)), Ranks: nr, Phase: phase}
+}
+
+// sumPhases adds up, over the ranks, the phase get picks: steps, kernel
+// time, and per bucket the time and the per-step means. It returns the sum
+// and the number of ranks with steps in that phase.
+func sumPhases(ranks []Rank, get func(*Rank) Phase) (Phase, int) {
+	sum := Phase{Buckets: make(map[BucketID]BucketShare)}
+	nr := 0
 	for i := range ranks {
 		ph := get(&ranks[i])
 		if ph.Steps == 0 {
@@ -29,32 +44,31 @@ func headline(ranks []Rank) *Headline {
 			x.CallsPerStep += b.CallsPerStep
 			sum.Buckets[id] = x
 		}
-		ps += float64(ph.Steps)
 	}
-	if nr == 0 || sum.KernelUS == 0 {
-		return nil
-	}
+	return sum, nr
+}
+
+// headlineBucket returns the bucket with the most time, or the largest
+// communication bucket when communication as a whole takes more than that
+// bucket. Ties go to the bucket first in display order.
+func headlineBucket(buckets map[BucketID]BucketShare) BucketID {
 	best, bestComm, comm := BucketID(""), BucketID(""), 0.0
 	for _, b := range Buckets() {
-		x := sum.Buckets[b.ID]
-		if best == "" || x.US > sum.Buckets[best].US {
+		x := buckets[b.ID]
+		if best == "" || x.US > buckets[best].US {
 			best = b.ID
 		}
 		if b.Group == GroupCommunication {
 			comm += x.US
-			if bestComm == "" || x.US > sum.Buckets[bestComm].US {
+			if bestComm == "" || x.US > buckets[bestComm].US {
 				bestComm = b.ID
 			}
 		}
 	}
-	if comm > sum.Buckets[best].US && sum.Buckets[bestComm].US > 0 {
-		best = bestComm
+	if comm > buckets[best].US && buckets[bestComm].US > 0 {
+		return bestComm
 	}
-	bk, _ := BucketByID(best)
-	x := sum.Buckets[best]
-	return &Headline{Bucket: best, Label: bk.Label, ShareOfKernel: pctOf(x.US, sum.KernelUS),
-		USPerStep: x.USPerStep / float64(nr), CallsPerStep: x.CallsPerStep / float64(nr),
-		Steps: int(ps / float64(nr)), Ranks: nr, Phase: phase}
+	return best
 }
 
 func anyDecode(ranks []Rank) bool {
