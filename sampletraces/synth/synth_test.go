@@ -3,11 +3,12 @@ package synth
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"kinetoscope/sampletraces"
 )
 
 // smallConfig is a quick configuration for tests.
@@ -20,13 +21,9 @@ func smallConfig(graph bool, k int) Config {
 // readTruth loads dir's truth.json.
 func readTruth(t *testing.T, dir string) *Truth {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, TruthFile))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var tr Truth
-	if err := json.Unmarshal(b, &tr); err != nil {
-		t.Fatalf("truth.json: %v", err)
+	if err := sampletraces.ReadJSON(filepath.Join(dir, TruthFile), &tr); err != nil {
+		t.Fatal(err)
 	}
 	return &tr
 }
