@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 )
@@ -11,76 +12,106 @@ import (
 // speed matters more than checking every byte: it only balances braces
 // outside strings.
 //
-// JSON strings cannot hold a raw newline, so every line starts outside a
-// string, and a line without braces leaves the depth as it was: such lines
-// (most lines of Kineto's pretty-printed events) are passed over eight
-// bytes at a time; a line with a brace is read byte by byte (skipLine).
+// It jumps from brace to brace (bytes.IndexByte) and looks at a string
+// only on the line of a brace: JSON strings cannot hold a raw newline, so
+// every line starts outside a string, and whether a brace is in a string
+// is told by the part of its line before it.
 func (s *scanner) skipRest(i int) (int, error) {
 	b := s.buf
-	depth, line := 1, i // line: where the current line (or the body) starts
+	depth := 1
+	floor := i // a position known to be outside any string
+	open, close := -1, -1
 	for {
-		k := indexBraceOrNewline(b, i)
-		if k < 0 {
+		if open < i {
+			open = indexByteFrom(b, i, '{')
+		}
+		if close < i {
+			close = indexByteFrom(b, i, '}')
+		}
+		k := min(open, close)
+		if k == len(b) {
 			return 0, errShort
 		}
-		if b[k] == '\n' {
-			line, i = k+1, k+1
+		start := floor
+		if nl := lastNewline(b, floor, k); nl >= 0 {
+			start = nl + 1
+		}
+		if inString(b, start, k) {
+			e := stringEnd(b, k+1)
+			if e < 0 {
+				return 0, errShort
+			}
+			floor, i = e, e
 			continue
 		}
-		end, d, ok := skipLine(b, line, depth)
-		if end < 0 {
-			return 0, errShort
+		if b[k] == '{' {
+			depth++
+		} else if depth--; depth == 0 {
+			return k + 1, nil
 		}
-		if ok {
-			return end, nil
-		}
-		depth, line, i = d, end+1, end+1
+		floor, i = k+1, k+1
 	}
 }
 
-// skipLine reads b from j, outside any string, to the end of the line,
-// balancing braces outside strings from depth. It returns the position of
-// the newline and the new depth, or the position after the brace that
-// closes depth 1 and true, or -1 if b ends first. A newline ends a string
-// (it cannot be in one), so lines are independent.
-func skipLine(b []byte, j, depth int) (int, int, bool) {
-	inStr := false
-	for ; j < len(b); j++ {
-		c := b[j]
-		switch {
+// indexByteFrom returns the position of the first c in b at or after i, or
+// len(b).
+func indexByteFrom(b []byte, i int, c byte) int {
+	if k := bytes.IndexByte(b[i:], c); k >= 0 {
+		return i + k
+	}
+	return len(b)
+}
+
+// inString reports whether position k is inside a string, reading b from
+// start, a position outside any string, leniently: a newline ends a
+// string.
+func inString(b []byte, start, k int) bool {
+	in := false
+	j := start
+	for ; j < k; j++ {
+		switch c := b[j]; {
 		case c == '\n':
-			return j, depth, false
-		case inStr:
-			if c == '"' {
-				inStr = false
-			} else if c == '\\' && j+1 < len(b) && b[j+1] != '\n' {
+			in = false
+		case !in:
+			in = c == '"'
+		case c == '"':
+			in = false
+		case c == '\\' && b[j+1] != '\n':
+			j++
+		}
+	}
+	return in || j > k // j > k: an escape took the byte at k
+}
+
+// stringEnd returns the position after the string that is open at j: after
+// its closing quote, or at the newline that ends it; -1 if b ends first.
+func stringEnd(b []byte, j int) int {
+	for ; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			return j + 1
+		case '\n':
+			return j
+		case '\\':
+			if j+1 < len(b) && b[j+1] != '\n' {
 				j++
 			}
-		case c == '"':
-			inStr = true
-		case c == '{':
-			depth++
-		case c == '}':
-			if depth--; depth == 0 {
-				return j + 1, 0, true
-			}
 		}
 	}
-	return -1, 0, false
+	return -1
 }
 
-// indexBraceOrNewline returns the position of the first '{', '}' or '\n'
-// in b at or after i, or -1.
-func indexBraceOrNewline(b []byte, i int) int {
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
-		if m := eq(x, '{') | eq(x, '}') | eq(x, '\n'); m != 0 {
-			return i + bits.TrailingZeros64(m)/8
+// lastNewline returns the position of the last newline in b[lo:hi], or -1.
+// It reads eight bytes at a time from the end.
+func lastNewline(b []byte, lo, hi int) int {
+	for ; hi-8 >= lo; hi -= 8 {
+		if m := zeroBytes(binary.LittleEndian.Uint64(b[hi-8:]) ^ (lows * '\n')); m != 0 {
+			return hi - 1 - bits.LeadingZeros64(m)/8
 		}
 	}
-	for ; i < len(b); i++ {
-		if c := b[i]; c == '{' || c == '}' || c == '\n' {
-			return i
+	for hi--; hi >= lo; hi-- {
+		if b[hi] == '\n' {
+			return hi
 		}
 	}
 	return -1

@@ -58,3 +58,56 @@ func FuzzSkipRest(f *testing.F) {
 	f.Add([]byte(`"name": "a\"}b", "args": {"s": "\\"}} , {}`))
 	f.Fuzz(func(t *testing.T, b []byte) { checkSkipRest(t, b) })
 }
+
+// skipLine reads b from j, outside any string, to the end of the line,
+// balancing braces outside strings from depth. It returns the position of
+// the newline and the new depth, or the position after the brace that
+// closes depth 1 and true, or -1 if b ends first. A newline ends a string
+// (it cannot be in one), so lines are independent.
+func skipLine(b []byte, j, depth int) (int, int, bool) {
+	inStr := false
+	for ; j < len(b); j++ {
+		c := b[j]
+		switch {
+		case c == '\n':
+			return j, depth, false
+		case inStr:
+			if c == '"' {
+				inStr = false
+			} else if c == '\\' && j+1 < len(b) && b[j+1] != '\n' {
+				j++
+			}
+		case c == '"':
+			inStr = true
+		case c == '{':
+			depth++
+		case c == '}':
+			if depth--; depth == 0 {
+				return j + 1, 0, true
+			}
+		}
+	}
+	return -1, 0, false
+}
+
+func TestLastNewline(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			b[i] = "a\n\x00\x0b"[r.IntN(4)]
+		}
+		lo := r.IntN(len(b) + 1)
+		hi := lo + r.IntN(len(b)-lo+1)
+		want := -1
+		for i := hi - 1; i >= lo; i-- {
+			if b[i] == '\n' {
+				want = i
+				break
+			}
+		}
+		if got := lastNewline(b, lo, hi); got != want {
+			t.Fatalf("lastNewline(%q, %d, %d) = %d, want %d", b, lo, hi, got, want)
+		}
+	}
+}

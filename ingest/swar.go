@@ -21,6 +21,13 @@ func eq(x uint64, c byte) uint64 {
 	return (v - lows) &^ v & highs
 }
 
+// zeroBytes returns a word with the high bit set in exactly the bytes of x
+// that are zero.
+func zeroBytes(x uint64) uint64 {
+	const low7 = 0x7f7f7f7f7f7f7f7f
+	return ^((x&low7 + low7) | x | low7)
+}
+
 // indexQuote returns the position of the first '"' in b at or after j, or
 // -1.
 func indexQuote(b []byte, j int) int {
