@@ -1,15 +1,12 @@
 package api
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
-
-	"kinetoscope/analyze/diff"
 )
 
 // chartFormats maps a chart file extension to its content type.
@@ -54,32 +51,6 @@ func (s *Server) getChart(c echo.Context) error {
 	return c.Blob(http.StatusOK, chartFormats[format], img)
 }
 
-// Diff compares the reports of two runs.
-func (s *Server) Diff(ctx context.Context, baseID, headID string) (*diff.Diff, error) {
-	base, err := s.Report(ctx, baseID)
-	if err != nil {
-		return nil, err
-	}
-	head, err := s.Report(ctx, headID)
-	if err != nil {
-		return nil, err
-	}
-	d, err := diff.Compare(base, head, diff.Options{})
-	if err != nil {
-		return nil, echo.NewHTTPError(http.StatusUnprocessableEntity, err.Error())
-	}
-	return d, nil
-}
-
-// getDiff handles GET /api/v1/diff?base=&head=.
-func (s *Server) getDiff(c echo.Context) error {
-	d, err := s.requestDiff(c)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, d)
-}
-
 // getDiffChart handles GET /api/v1/diff/charts/{kind}.{svg|png}.
 func (s *Server) getDiffChart(c echo.Context) error {
 	kind, format, err := splitChart(c.Param("chart"))
@@ -89,7 +60,7 @@ func (s *Server) getDiffChart(c echo.Context) error {
 	if kind != "diff" || s.pipe.DiffChart == nil {
 		return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("unknown diff chart %q: have diff.svg, diff.png", kind))
 	}
-	d, err := s.requestDiff(c)
+	d, err := s.Diff(c.Request().Context(), c.QueryParams())
 	if err != nil {
 		return err
 	}
@@ -98,13 +69,4 @@ func (s *Server) getDiffChart(c echo.Context) error {
 		return fmt.Errorf("diff chart: %w", err)
 	}
 	return c.Blob(http.StatusOK, chartFormats[format], img)
-}
-
-// requestDiff compares the runs named by the base and head parameters.
-func (s *Server) requestDiff(c echo.Context) (*diff.Diff, error) {
-	base, head := c.QueryParam("base"), c.QueryParam("head")
-	if base == "" || head == "" {
-		return nil, echo.NewHTTPError(http.StatusBadRequest, "diff needs two runs: ?base=RUN_ID&head=RUN_ID")
-	}
-	return s.Diff(c.Request().Context(), base, head)
 }

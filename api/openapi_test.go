@@ -75,6 +75,8 @@ func TestOpenAPIQueryParams(t *testing.T) {
 	}{
 		{"/api/v1/runs/{id}/charts/{chart}", "get", []string{"rank", "step"}},
 		{"/api/v1/runs", "get", []string{"limit", "offset", "label"}},
+		{"/api/v1/diff", "get", []string{"base", "head", "rank", "phase", "format"}},
+		{"/api/v1/diff/charts/{chart}", "get", []string{"base", "head", "rank", "phase"}},
 	} {
 		var names []string
 		for _, raw := range []json.RawMessage{doc.Paths[tc.path]["parameters"], opParams(t, doc.Paths[tc.path][tc.method])} {

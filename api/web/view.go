@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"kinetoscope/analyze"
+	"kinetoscope/analyze/diff"
 	"kinetoscope/render"
 )
 
@@ -32,6 +33,11 @@ var funcs = template.FuncMap{
 		}
 		return s[:n-1] + "…"
 	},
+	"signedMS":  signedMS,
+	"signedPct": func(v float64) string { return signed(v, strconv.FormatFloat(v, 'f', 1, 64)+"%") },
+	"ci":        ciText,
+	"sub":       func(a, b float64) float64 { return a - b },
+	"dict":      dict,
 	"percentOf": func(a, b int64) int {
 		if b <= 0 {
 			return 0
@@ -46,6 +52,43 @@ func msText(us float64) string {
 		return strconv.FormatFloat(us, 'f', 1, 64) + " µs"
 	}
 	return strconv.FormatFloat(us/1000, 'f', 2, 64) + " ms"
+}
+
+// signedMS prints a change in microseconds with its sign.
+func signedMS(us float64) string { return signed(us, msText(us)) }
+
+// signed puts a plus sign before text when v is not negative.
+func signed(v float64, text string) string {
+	if v >= 0 && !strings.HasPrefix(text, "-") {
+		return "+" + text
+	}
+	return text
+}
+
+// ciText prints the confidence interval of a tested change, empty when
+// it was not tested.
+func ciText(t diff.Test) string {
+	if t.Verdict == "" || t.Verdict == "not enough steps" {
+		return ""
+	}
+	return "[" + signedMS(t.CILowUS) + ", " + signedMS(t.CIHighUS) + "]"
+}
+
+// dict builds a map from key, value pairs, for passing several values to
+// a template.
+func dict(kv ...any) (map[string]any, error) {
+	if len(kv)%2 != 0 {
+		return nil, fmt.Errorf("dict: odd number of arguments")
+	}
+	m := make(map[string]any, len(kv)/2)
+	for i := 0; i < len(kv); i += 2 {
+		k, ok := kv[i].(string)
+		if !ok {
+			return nil, fmt.Errorf("dict: key %v is not a string", kv[i])
+		}
+		m[k] = kv[i+1]
+	}
+	return m, nil
 }
 
 func numText(v float64) string {

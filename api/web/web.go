@@ -34,7 +34,9 @@ type Backend interface {
 	ListRuns(ctx context.Context, opt store.ListOptions) ([]*store.Run, int, error)
 	Run(ctx context.Context, id string) (*store.Run, error)
 	Report(ctx context.Context, id string) (*analyze.Report, error)
-	Diff(ctx context.Context, baseID, headID string) (*diff.Diff, error)
+	// Diff compares the runs named by the query's base and head (with its
+	// rank and phase).
+	Diff(ctx context.Context, q url.Values) (*diff.Diff, error)
 	ChartKinds() []string
 }
 
@@ -157,18 +159,31 @@ func (p *Pages) diff(c echo.Context) error {
 			done = append(done, r)
 		}
 	}
-	base, head := c.QueryParam("base"), c.QueryParam("head")
-	data := map[string]any{"Title": "Diff", "Runs": done, "Base": base, "Head": head}
-	if base != "" && head != "" {
-		d, err := p.b.Diff(ctx, base, head)
+	q := c.QueryParams()
+	data := map[string]any{"Title": "Diff", "Runs": done, "Base": q.Get("base"), "Head": q.Get("head"),
+		"Rank": q.Get("rank"), "Phase": q.Get("phase"), "Phases": diff.Phases()}
+	if q.Get("base") != "" && q.Get("head") != "" {
+		d, err := p.b.Diff(ctx, q)
 		if err != nil {
 			data["Error"] = errorText(err)
 		} else {
 			data["Diff"] = d
-			data["Query"] = template.URL(url.Values{"base": {base}, "head": {head}}.Encode())
+			data["View"] = newDiffView(d)
+			data["Query"] = template.URL(diffQuery(q).Encode())
 		}
 	}
 	return p.render(c, http.StatusOK, "diff", data)
+}
+
+// diffQuery keeps the diff parameters of q that are set.
+func diffQuery(q url.Values) url.Values {
+	out := url.Values{}
+	for _, k := range []string{"base", "head", "rank", "phase"} {
+		if v := q.Get(k); v != "" {
+			out.Set(k, v)
+		}
+	}
+	return out
 }
 
 // errorText returns an error's message, without echo's "code=..." prefix.
