@@ -8,7 +8,10 @@ import (
 
 // headline writes the first line: the step change and the bucket that
 // changed most, e.g. "decode step 21.7 ms -> 12.4 ms (-43%), AllReduce
-// 11.17 -> 2.10 ms/step", with the noise verdict when not significant.
+// 11.17 -> 2.10 ms/step", then, when both runs have several ranks, the
+// transfer and wait of communication (a collective's time can fall because
+// ranks wait less for each other while its transfer grows), and the noise
+// verdict when the step change is not significant.
 func headline(d *Diff) string {
 	var b strings.Builder
 	what := "step"
@@ -19,6 +22,10 @@ func headline(d *Diff) string {
 	if len(d.BucketOrder) > 0 {
 		bk := d.Buckets[d.BucketOrder[0]]
 		fmt.Fprintf(&b, ", %s %.2f -> %.2f ms/step", bk.Label, bk.BaseUSPerStep/1000, bk.HeadUSPerStep/1000)
+	}
+	if c := d.Comm; c != nil {
+		fmt.Fprintf(&b, "; aligned across ranks, comm transfer %s -> %s ms/step, wait %s -> %s ms/step",
+			FormatMS(c.BaseTransferUS), FormatMS(c.HeadTransferUS), FormatMS(c.BaseWaitUS), FormatMS(c.HeadWaitUS))
 	}
 	if !d.Step.Significant {
 		fmt.Fprintf(&b, " [step change: %s]", d.Step.Verdict)

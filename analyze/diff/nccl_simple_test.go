@@ -197,6 +197,10 @@ func TestCompareRealNCCLSimple(t *testing.T) {
 	checkProtocolShows(t, base, head)
 	checkAllReduce(t, d, base, head)
 	checkTransfer(t, d, base, head)
+	want := fmt.Sprintf("comm transfer %s -> %s ms/step", diff.FormatMS(d.Comm.BaseTransferUS), diff.FormatMS(d.Comm.HeadTransferUS))
+	if !strings.Contains(d.Headline, want) {
+		t.Errorf("headline %q does not carry the transfer change %q", d.Headline, want)
+	}
 }
 
 // checkOneRunOnly: the kernels the diff lists in one run only are exactly
