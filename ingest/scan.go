@@ -1,9 +1,11 @@
 package ingest
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 )
 
 // errShort says the buffer ended inside the value being parsed: the caller
@@ -81,13 +83,22 @@ func (s *scanner) unexpected(i int, want string) error {
 	return s.syntax(i, "expected %s, found %q", want, s.buf[i])
 }
 
-// ws skips JSON whitespace from i.
+// ws skips JSON whitespace from i. Runs of spaces (Kineto's indentation)
+// are passed over eight bytes at a time.
 func (s *scanner) ws(i int) int {
 	b := s.buf
-	for i < len(b) && spaceBytes[b[i]] {
+	for {
+		if i+8 <= len(b) {
+			n := bits.TrailingZeros64(binary.LittleEndian.Uint64(b[i:])^(lows*' ')) / 8
+			if i += n; n == 8 {
+				continue
+			}
+		}
+		if i >= len(b) || !spaceBytes[b[i]] {
+			return i
+		}
 		i++
 	}
-	return i
 }
 
 // spaceBytes are the JSON whitespace bytes. It is never written after
@@ -106,10 +117,20 @@ func (s *scanner) str(i int) (raw []byte, next int, err error) {
 }
 
 // literal scans a number, true, false or null at i and returns its text.
+// Runs of digits are passed over eight bytes at a time.
 func (s *scanner) literal(i int) ([]byte, int, error) {
 	b := s.buf
 	j := i
-	for j < len(b) && literalBytes[b[j]] {
+	for {
+		if j+8 <= len(b) {
+			n := bits.TrailingZeros64(nonDigits(binary.LittleEndian.Uint64(b[j:]))) / 8
+			if j += n; n == 8 {
+				continue
+			}
+		}
+		if j >= len(b) || !literalBytes[b[j]] {
+			break
+		}
 		j++
 	}
 	if j == len(b) {

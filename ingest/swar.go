@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 )
@@ -28,12 +29,28 @@ func zeroBytes(x uint64) uint64 {
 	return ^((x&low7 + low7) | x | low7)
 }
 
+// nonDigits returns a word whose bytes are zero exactly where the bytes of
+// x are ASCII digits.
+func nonDigits(x uint64) uint64 {
+	const high, low = 0xf0f0f0f0f0f0f0f0, 0x0f0f0f0f0f0f0f0f
+	// A digit has high nibble 3 and low nibble at most 9 (adding 6 does
+	// not carry into bit 4).
+	return (x&high ^ lows*'0') | ((x&low + lows*6) & (lows * 0x10))
+}
+
 // indexQuote returns the position of the first '"' in b at or after j, or
-// -1.
+// -1. Most strings are short: the first 16 bytes are searched eight at a
+// time, the rest with bytes.IndexByte.
 func indexQuote(b []byte, j int) int {
-	for ; j+8 <= len(b); j += 8 {
+	for end := j + 16; j+8 <= len(b); j += 8 {
 		if m := eq(binary.LittleEndian.Uint64(b[j:]), '"'); m != 0 {
 			return j + bits.TrailingZeros64(m)/8
+		}
+		if j+8 >= end {
+			if k := bytes.IndexByte(b[j+8:], '"'); k >= 0 {
+				return j + 8 + k
+			}
+			return -1
 		}
 	}
 	for ; j < len(b); j++ {

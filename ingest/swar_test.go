@@ -2,6 +2,8 @@ package ingest
 
 import (
 	"bytes"
+	"encoding/binary"
+	"strings"
 	"testing"
 )
 
@@ -30,4 +32,36 @@ func TestIndexQuote(t *testing.T) {
 func FuzzIndexQuote(f *testing.F) {
 	f.Add([]byte(`abc"def\`))
 	f.Fuzz(checkIndexQuote)
+}
+
+func TestNonDigits(t *testing.T) {
+	var b [8]byte
+	for c := range 256 {
+		for pos := range 8 {
+			for i := range b {
+				b[i] = '7'
+			}
+			b[pos] = byte(c)
+			m := nonDigits(binary.LittleEndian.Uint64(b[:]))
+			isDigit := c >= '0' && c <= '9'
+			for i := range 8 {
+				zero := m>>(8*i)&0xff == 0
+				if want := i != pos || isDigit; zero != want {
+					t.Fatalf("nonDigits byte %d of %q: zero %v, want %v", i, b, zero, want)
+				}
+			}
+		}
+	}
+}
+
+func TestLiteral(t *testing.T) {
+	for _, in := range []string{"1661203463029566,", "5133109885544.956}", "-12e+5 ", "true,", "null]",
+		"123456789012345678901234567890 ", "0.5925926\n", "7,"} {
+		s := &scanner{buf: []byte(in)}
+		raw, next, err := s.literal(0)
+		want := strings.IndexAny(in, ",}] \n")
+		if err != nil || next != want || string(raw) != in[:want] {
+			t.Errorf("literal(%q) = %q, %d, %v; want %q", in, raw, next, err, in[:want])
+		}
+	}
 }
