@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"kinetoscope/api"
+	"kinetoscope/sampletraces"
 )
 
 // chromeBinary finds headless Chromium: $KINETOSCOPE_CHROME, else the
@@ -106,20 +107,25 @@ func screenshot(t *testing.T, ctx context.Context, dir, name string) {
 const imagesLoaded = `(() => { const imgs = [...document.querySelectorAll("img.chart")];
 	return imgs.length > 0 && imgs.every(i => i.complete && i.naturalWidth > 0); })()`
 
-// The web page in a real browser: upload through the form, wait for the
-// run page and its charts, go back, and diff two runs.
+// The web page in a real browser: upload the two rank files of the real
+// eager run through the form, wait for the run page and its charts, pick a
+// step, go back, and diff it with the CUDA-graph run.
 func TestBrowser(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: t.TempDir()})
 	shots := screenshotDir(t)
 	ctx := browser(t)
-	other := uploadFile(t, s.URL, publicTrace(t, traceMI300), "&name=mi300")
+	otherID, _ := realRun(t, s.URL, "cudagraph")
+	eager, err := sampletraces.RealDir("eager")
+	must(t, err)
+	rankFiles, err := filepath.Glob(filepath.Join(eager, "*.pt.trace.json.gz"))
+	must(t, err)
 
 	step(t, ctx, "open the run list",
 		chromedp.Navigate(s.URL+"/"),
 		chromedp.WaitVisible(chromedp.CSS("#upload-form")),
-		chromedp.SetUploadFiles(chromedp.CSS("#upload-file"), []string{publicTrace(t, traceH100)}),
-		chromedp.SetValue(chromedp.CSS(`input[name="name"]`), "h100 from the browser"),
-		chromedp.SetValue(chromedp.CSS(`input[name="labels"]`), "gpu=h100"),
+		chromedp.SetUploadFiles(chromedp.CSS("#upload-file"), rankFiles),
+		chromedp.SetValue(chromedp.CSS(`input[name="name"]`), "eager from the browser"),
+		chromedp.SetValue(chromedp.CSS(`input[name="labels"]`), "mode=eager"),
 		chromedp.Click(chromedp.CSS("#upload-submit")),
 	)
 	waitJS(t, ctx, "the run page", `location.pathname.startsWith("/runs/") && document.querySelector("#headline") !== null`)
@@ -132,26 +138,39 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("run page: chart width %d, headline %q, %d bucket rows", width, headline, rows)
 	}
 	t.Logf("run page %s: breakdown chart %d px wide, headline %q", runURL, width, headline)
+	if st := evalJS[string](t, ctx, `(document.querySelector("#straggler") || {}).textContent || ""`); !strings.Contains(st, "Straggler: rank") {
+		t.Errorf("run page of two ranks names no straggler: %q", st)
+	}
 	screenshot(t, ctx, shots, "run.png")
+
+	// The step picker: a link puts the step in the URL and the timeline
+	// follows it.
+	evalJS[bool](t, ctx, `document.querySelector("a.steplink").click(), true`)
+	waitJS(t, ctx, "the picked step's timeline", `new URLSearchParams(location.search).has("step") &&
+		document.querySelector("#chart-timeline") !== null &&
+		document.querySelector("#chart-timeline").src.includes("step=" + new URLSearchParams(location.search).get("step")) &&
+		document.querySelector("#chart-timeline").complete && document.querySelector("#chart-timeline").naturalWidth > 0`)
+	screenshot(t, ctx, shots, "run-step.png")
 
 	// The back button: history.back() is what the browser's button does.
 	evalJS[bool](t, ctx, "history.back(), true")
+	waitJS(t, ctx, "the run page without a step after going back", `location.pathname.startsWith("/runs/") && !location.search.includes("step=")`)
+	evalJS[bool](t, ctx, "history.back(), true")
 	waitJS(t, ctx, "the run list with both runs after going back", `location.pathname === "/" &&
 		document.querySelector("table.runs") !== null &&
-		document.querySelector("table.runs").textContent.includes("h100 from the browser") &&
-		document.querySelector("table.runs").textContent.includes("mi300")`)
+		document.querySelector("table.runs").textContent.includes("eager from the browser") &&
+		document.querySelector("table.runs").textContent.includes("cudagraph")`)
 	screenshot(t, ctx, shots, "index.png")
 
-	waitRun(t, s.URL, other.ID)
 	runID := runURL[strings.LastIndex(runURL, "/")+1:]
-	diffURL := fmt.Sprintf("%s/diff?base=%s&head=%s", s.URL, runID, other.ID)
+	diffURL := fmt.Sprintf("%s/diff?base=%s&head=%s", s.URL, runID, otherID)
 	step(t, ctx, "open a shared diff link", chromedp.Navigate(diffURL))
 	waitJS(t, ctx, "the diff chart", imagesLoaded)
 	if h := evalJS[string](t, ctx, `document.querySelector("#diff-headline").textContent`); h == "" {
 		t.Fatal("diff page without headline")
 	}
-	if sel := evalJS[string](t, ctx, `document.querySelector("#diff-head").value`); sel != other.ID {
-		t.Fatalf("diff picker shows head %q, want %q from the URL", sel, other.ID)
+	if sel := evalJS[string](t, ctx, `document.querySelector("#diff-head").value`); sel != otherID {
+		t.Fatalf("diff picker shows head %q, want %q from the URL", sel, otherID)
 	}
 	screenshot(t, ctx, shots, "diff.png")
 }

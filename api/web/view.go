@@ -4,14 +4,11 @@ import (
 	"fmt"
 	"html/template"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
-	"kinetoscope/render"
 )
 
 // funcs are the template functions.
@@ -34,9 +31,16 @@ var funcs = template.FuncMap{
 		return s[:n-1] + "…"
 	},
 	"signedMS":  signedMS,
+	"msv":       msValue,
+	"rankQuery": func(n int) template.URL { return template.URL("rank=" + strconv.Itoa(n)) },
+	"msd":       func(us float64) string { return signed(us, msValue(us)) },
+	"usv":       usValue,
+	"usd":       func(us float64) string { return signed(us, usValue(us)) },
+	"numd":      func(v float64) string { return signed(v, numText(v)) },
 	"signedPct": func(v float64) string { return signed(v, strconv.FormatFloat(v, 'f', 1, 64)+"%") },
 	"ci":        ciText,
 	"sub":       func(a, b float64) float64 { return a - b },
+	"pctChange": func(base, head float64) float64 { return 100 * (head - base) / base },
 	"dict":      dict,
 	"percentOf": func(a, b int64) int {
 		if b <= 0 {
@@ -54,6 +58,19 @@ func msText(us float64) string {
 	return strconv.FormatFloat(us/1000, 'f', 2, 64) + " ms"
 }
 
+// msValue prints microseconds as milliseconds without a unit, for table
+// columns whose header names it: three decimals, four below 10 µs so that
+// a few microseconds do not print as 0.000.
+func msValue(us float64) string {
+	if us != 0 && math.Abs(us) < 10 {
+		return strconv.FormatFloat(us/1000, 'f', 4, 64)
+	}
+	return strconv.FormatFloat(us/1000, 'f', 3, 64)
+}
+
+// usValue prints microseconds with one decimal and no unit.
+func usValue(us float64) string { return strconv.FormatFloat(us, 'f', 1, 64) }
+
 // signedMS prints a change in microseconds with its sign.
 func signedMS(us float64) string { return signed(us, msText(us)) }
 
@@ -65,13 +82,13 @@ func signed(v float64, text string) string {
 	return text
 }
 
-// ciText prints the confidence interval of a tested change, empty when
-// it was not tested.
+// ciText prints the confidence interval of a tested change in
+// milliseconds, empty when it was not tested.
 func ciText(t diff.Test) string {
 	if t.Verdict == "" || t.Verdict == "not enough steps" {
 		return ""
 	}
-	return "[" + signedMS(t.CILowUS) + ", " + signedMS(t.CIHighUS) + "]"
+	return "[" + signed(t.CILowUS, msValue(t.CILowUS)) + ", " + signed(t.CIHighUS, msValue(t.CIHighUS)) + "]"
 }
 
 // dict builds a map from key, value pairs, for passing several values to
@@ -109,108 +126,4 @@ func bytesText(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-// runView is what the run page shows of a report.
-type runView struct {
-	Headline string
-	Ranks    *ranksView
-	Rank     *analyze.Rank // the selected rank
-	RankNum  int
-	Phase    string // decode, prefill or all steps
-	Buckets  []bucketRow
-	Top      []analyze.KernelStat
-	Timeline *timelineView
-}
-
-// bucketRow is one bucket of the selected rank's phase.
-type bucketRow struct {
-	Label string
-	Group analyze.Group
-	analyze.BucketShare
-}
-
-// newRunView selects a rank (the query's "rank", else the first) and a
-// step of it for the timeline (the query's "step", else the slowest), and
-// lays out the tables.
-func newRunView(r *analyze.Report, rankQuery, stepQuery string) *runView {
-	v := &runView{Headline: render.HeadlineText(r)}
-	if len(r.Ranks) == 0 {
-		return v
-	}
-	sel := 0
-	if n, err := strconv.Atoi(rankQuery); err == nil {
-		for i := range r.Ranks {
-			if r.Ranks[i].Rank == n {
-				sel = i
-			}
-		}
-	}
-	v.Rank = &r.Ranks[sel]
-	v.RankNum = v.Rank.Rank
-	var ph analyze.Phase
-	v.Phase, ph = phaseOf(v.Rank)
-	v.Buckets = phaseBuckets(r, ph)
-	v.Top = topKernels(v.Rank, 15)
-	v.Timeline = newTimelineView(r, v.Rank, v.Phase, stepQuery)
-	step := ""
-	if stepQuery != "" && v.Timeline != nil {
-		step = strconv.Itoa(v.Timeline.Step.Index)
-	}
-	v.Ranks = newRanksView(r, sel, step)
-	return v
-}
-
-// phaseOf returns the phase a rank's tables show: decode, else prefill,
-// else every step (traces whose steps have no known phase).
-func phaseOf(rk *analyze.Rank) (string, analyze.Phase) {
-	switch {
-	case rk.Decode.Steps > 0:
-		return "decode", rk.Decode
-	case rk.Prefill != nil && rk.Prefill.Steps > 0:
-		return "prefill", *rk.Prefill
-	}
-	return "all steps", analyze.Aggregate(rk.Steps, nil)
-}
-
-// phaseBuckets returns a phase's buckets in display order, without empty
-// ones.
-func phaseBuckets(r *analyze.Report, ph analyze.Phase) []bucketRow {
-	buckets := reportBuckets(r)
-	var rows []bucketRow
-	for _, b := range buckets {
-		s, ok := ph.Buckets[b.ID]
-		if !ok || (s.US == 0 && s.Count == 0) {
-			continue
-		}
-		rows = append(rows, bucketRow{Label: b.Label, Group: b.Group, BucketShare: s})
-	}
-	return rows
-}
-
-// reportBuckets returns the report's buckets in display order (the
-// built-in ones for a report that lists none).
-func reportBuckets(r *analyze.Report) []analyze.Bucket {
-	if len(r.Buckets) == 0 {
-		return analyze.Buckets()
-	}
-	return r.Buckets
-}
-
-// topKernels merges the rank's per-bucket top kernels, longest first.
-func topKernels(rk *analyze.Rank, n int) []analyze.KernelStat {
-	var all []analyze.KernelStat
-	for _, ks := range rk.TopKernels {
-		all = append(all, ks...)
-	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].US != all[j].US {
-			return all[i].US > all[j].US
-		}
-		return strings.Compare(all[i].Name, all[j].Name) < 0
-	})
-	if len(all) > n {
-		all = all[:n]
-	}
-	return all
 }

@@ -45,6 +45,7 @@ type Pages struct {
 	b         Backend
 	needToken bool
 	tmpl      map[string]*template.Template
+	sums      summaries
 }
 
 // pageNames are the page templates; each is parsed with layout.html.
@@ -100,7 +101,8 @@ func (p *Pages) index(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	data := map[string]any{"Title": "Runs", "Runs": runs, "Total": total, "Label": label}
+	data := map[string]any{"Title": "Runs", "Runs": runs, "Total": total, "Label": label,
+		"Summary": p.sums.of(c.Request().Context(), p.b, runs)}
 	if opt.Offset > 0 {
 		data["Prev"] = pageLink(label, max(0, opt.Offset-opt.Limit))
 	}
@@ -142,7 +144,11 @@ func (p *Pages) run(c echo.Context) error {
 		return err
 	}
 	view := newRunView(rep, c.QueryParam("rank"), c.QueryParam("step"))
-	data["Report"], data["View"], data["Kinds"] = rep, view, p.b.ChartKinds()
+	hasKind := map[string]bool{}
+	for _, k := range p.b.ChartKinds() {
+		hasKind[k] = true
+	}
+	data["Report"], data["View"], data["HasKind"] = rep, view, hasKind
 	return p.render(c, http.StatusOK, "run", data)
 }
 

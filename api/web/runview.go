@@ -1,0 +1,157 @@
+package web
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"kinetoscope/analyze"
+	"kinetoscope/render"
+)
+
+// topKernelRows is how many kernels the run page lists per rank.
+const topKernelRows = 15
+
+// runView is what the run page shows of a report.
+type runView struct {
+	Headline string
+	Ranks    *ranksView
+	Rank     *analyze.Rank // the selected rank
+	RankNum  int
+	Phase    string // decode, prefill or all steps
+	Buckets  []bucketRow
+	Total    bucketRow // the phase's kernel time per step over every bucket
+	Kernels  *kernelsView
+	Timeline *timelineView
+}
+
+// bucketRow is one bucket of the selected rank's phase.
+type bucketRow struct {
+	Label string
+	Group analyze.Group
+	analyze.BucketShare
+}
+
+// newRunView selects a rank (the query's "rank", else the first) and a
+// step of it for the timeline (the query's "step", else the slowest), and
+// lays out the tables.
+func newRunView(r *analyze.Report, rankQuery, stepQuery string) *runView {
+	v := &runView{Headline: render.HeadlineText(r)}
+	if len(r.Ranks) == 0 {
+		return v
+	}
+	sel := 0
+	if n, err := strconv.Atoi(rankQuery); err == nil {
+		for i := range r.Ranks {
+			if r.Ranks[i].Rank == n {
+				sel = i
+			}
+		}
+	}
+	v.Rank = &r.Ranks[sel]
+	v.RankNum = v.Rank.Rank
+	var ph analyze.Phase
+	v.Phase, ph = phaseOf(v.Rank)
+	v.Buckets, v.Total = phaseBuckets(r, ph)
+	v.Kernels = newKernelsView(v.Rank, topKernelRows)
+	v.Timeline = newTimelineView(r, v.Rank, v.Phase, stepQuery)
+	step := ""
+	if stepQuery != "" && v.Timeline != nil {
+		step = strconv.Itoa(v.Timeline.Step.Index)
+	}
+	v.Ranks = newRanksView(r, sel, step)
+	return v
+}
+
+// phaseOf returns the phase a rank's tables show: decode, else prefill,
+// else every step (traces whose steps have no known phase).
+func phaseOf(rk *analyze.Rank) (string, analyze.Phase) {
+	switch {
+	case rk.Decode.Steps > 0:
+		return "decode", rk.Decode
+	case rk.Prefill != nil && rk.Prefill.Steps > 0:
+		return "prefill", *rk.Prefill
+	}
+	return "all steps", analyze.Aggregate(rk.Steps, nil)
+}
+
+// phaseBuckets returns a phase's buckets in the breakdown chart's order
+// (by group, then by time within the group), without empty ones, and
+// their total.
+func phaseBuckets(r *analyze.Report, ph analyze.Phase) ([]bucketRow, bucketRow) {
+	var rows []bucketRow
+	group := map[analyze.Group]int{}
+	for _, b := range reportBuckets(r) {
+		if _, ok := group[b.Group]; !ok {
+			group[b.Group] = len(group)
+		}
+		s, ok := ph.Buckets[b.ID]
+		if !ok || (s.US == 0 && s.Count == 0) {
+			continue
+		}
+		rows = append(rows, bucketRow{Label: b.Label, Group: b.Group, BucketShare: s})
+	}
+	slices.SortStableFunc(rows, func(a, b bucketRow) int {
+		return cmp.Or(cmp.Compare(group[a.Group], group[b.Group]), cmp.Compare(b.USPerStep, a.USPerStep))
+	})
+	total := bucketRow{Label: "total"}
+	for _, b := range rows {
+		total.US += b.US
+		total.USPerStep += b.USPerStep
+		total.CallsPerStep += b.CallsPerStep
+		total.ShareOfKernel += b.ShareOfKernel
+		total.ShareOfSpan += b.ShareOfSpan
+	}
+	return rows, total
+}
+
+// reportBuckets returns the report's buckets in display order (the
+// built-in ones for a report that lists none).
+func reportBuckets(r *analyze.Report) []analyze.Bucket {
+	if len(r.Buckets) == 0 {
+		return analyze.Buckets()
+	}
+	return r.Buckets
+}
+
+// kernelsView is the selected rank's kernel table: the longest kernels of
+// the steps Rank.TopKernels covers, per step of them.
+type kernelsView struct {
+	Phase string // the steps covered: decode, or all steps
+	Steps int
+	Rows  []kernelStatRow
+	Of    int // kernels listed in the report
+}
+
+// kernelStatRow is one kernel per step of the covered steps.
+type kernelStatRow struct {
+	analyze.KernelStat
+	CallsPerStep float64
+	USPerStep    float64
+	Share        float64 // percent of the covered steps' kernel time
+}
+
+// newKernelsView lists the n longest kernels of rk.
+func newKernelsView(rk *analyze.Rank, n int) *kernelsView {
+	v := &kernelsView{Phase: "decode", Steps: rk.Decode.Steps}
+	kernelUS := rk.Decode.KernelUS
+	if v.Steps == 0 {
+		all := analyze.Aggregate(rk.Steps, nil)
+		v.Phase, v.Steps, kernelUS = "all steps", all.Steps, all.KernelUS
+	}
+	var all []analyze.KernelStat
+	for _, ks := range rk.TopKernels {
+		all = append(all, ks...)
+	}
+	v.Of = len(all)
+	slices.SortFunc(all, func(a, b analyze.KernelStat) int {
+		return cmp.Or(cmp.Compare(b.US, a.US), strings.Compare(a.Name, b.Name))
+	})
+	steps := float64(max(v.Steps, 1))
+	for _, k := range all[:min(n, len(all))] {
+		v.Rows = append(v.Rows, kernelStatRow{KernelStat: k, CallsPerStep: float64(k.Count) / steps,
+			USPerStep: k.US / steps, Share: percent(k.US, kernelUS)})
+	}
+	return v
+}
