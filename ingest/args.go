@@ -55,25 +55,45 @@ func (s *scanner) parseArgs(i int, a *argVals) (int, error) {
 	return i, err
 }
 
-// argField parses the value at i for an args key.
+// argField parses the value at i for an args key. Values of keys the
+// model does not keep are only skipped.
 func (s *scanner) argField(key []byte, i int, a *argVals) (int, error) {
+	c := &a.coll
+	switch string(key) {
+	case "correlation":
+		return s.intArg(i, &a.correlation, &a.hasCorr)
+	case "External id":
+		return s.intArg(i, &a.external, nil)
+	case "stream":
+		return s.intArg(i, &a.stream, &a.hasStream)
+	case "device":
+		return s.intArg(i, &a.device, &a.hasDev)
+	case "bytes":
+		return s.intArg(i, &a.bytes, nil)
+	case "In msg nelems":
+		return s.intArg(i, &c.in, nil)
+	case "Out msg nelems":
+		return s.intArg(i, &c.out, nil)
+	case "Group size":
+		return s.intArg(i, &c.group, nil)
+	case "Seq":
+		var ok bool
+		seq := c.seq
+		next, err := s.intArg(i, &seq, &ok)
+		if ok {
+			c.seq = seq
+		}
+		return next, err
+	case "grid", "block", "name", "Collective name", "dtype", "Process Group Name", "Process Group Ranks":
+	default:
+		return s.skip(i)
+	}
 	var raw []byte
 	next, err := s.argValue(i, &raw)
 	if err != nil {
 		return 0, err
 	}
-	c := &a.coll
 	switch string(key) {
-	case "correlation":
-		a.correlation, a.hasCorr = parseInt(raw)
-	case "External id":
-		a.external, _ = parseInt(raw)
-	case "stream":
-		a.stream, a.hasStream = parseInt(raw)
-	case "device":
-		a.device, a.hasDev = parseInt(raw)
-	case "bytes":
-		a.bytes, _ = parseInt(raw)
 	case "grid":
 		a.grid = dims(raw)
 	case "block":
@@ -88,16 +108,22 @@ func (s *scanner) argField(key []byte, i int, a *argVals) (int, error) {
 		c.pg = raw
 	case "Process Group Ranks":
 		c.ranks = raw
-	case "In msg nelems":
-		c.in, _ = parseInt(raw)
-	case "Out msg nelems":
-		c.out, _ = parseInt(raw)
-	case "Group size":
-		c.group, _ = parseInt(raw)
-	case "Seq":
-		if v, ok := parseInt(raw); ok {
-			c.seq = v
-		}
+	}
+	return next, nil
+}
+
+// intArg parses the integer value at i into dst, and sets ok (when not
+// nil) to whether it was one.
+func (s *scanner) intArg(i int, dst *int64, ok *bool) (int, error) {
+	var raw []byte
+	next, err := s.argValue(i, &raw)
+	if err != nil {
+		return 0, err
+	}
+	v, isInt := parseInt(raw)
+	*dst = v
+	if ok != nil {
+		*ok = isInt
 	}
 	return next, nil
 }
@@ -105,10 +131,17 @@ func (s *scanner) argField(key []byte, i int, a *argVals) (int, error) {
 // argValue scans any value at i: a string's raw content, or the text of a
 // literal, array or object.
 func (s *scanner) argValue(i int, raw *[]byte) (int, error) {
-	if i < len(s.buf) && s.buf[i] == '"' {
-		r, next, err := s.str(i)
-		*raw = r
-		return next, err
+	if i < len(s.buf) {
+		switch s.buf[i] {
+		case '"':
+			r, next, err := s.str(i)
+			*raw = r
+			return next, err
+		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			r, next, err := s.literal(i)
+			*raw = r
+			return next, err
+		}
 	}
 	next, err := s.skip(i)
 	if err != nil {

@@ -13,6 +13,7 @@ type builder struct {
 	key        []byte           // the last thread key looked up
 	lastThread int32            // its index
 	ev         rawEvent
+	names      [numCategories]lastName // the last name interned, by category
 	cats       [numCategories]int64
 	other      map[string]*int64 // counts of categories not in cats
 	badTimes   int64             // kept-category events whose ts or dur did not parse
@@ -167,8 +168,24 @@ func (p *builder) metadataEvent(s *scanner, ev *rawEvent) error {
 	return nil
 }
 
+// lastName is a raw name and its id: consecutive events of a category
+// often share their name (cudaLaunchKernel), and a comparison is cheaper
+// than a lookup.
+type lastName struct {
+	raw []byte
+	id  StrID
+}
+
 // name interns the event's name.
-func (p *builder) name(ev *rawEvent) StrID { return p.intern(ev.name) }
+func (p *builder) name(ev *rawEvent) StrID {
+	last := &p.names[ev.class]
+	if last.raw != nil && bytes.Equal(last.raw, ev.name) {
+		return last.id
+	}
+	last.id = p.intern(ev.name)
+	last.raw = append(last.raw[:0], ev.name...)
+	return last.id
+}
 
 // intern interns a raw JSON string, decoding escapes when it has any.
 func (p *builder) intern(raw []byte) StrID {

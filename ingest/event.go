@@ -184,6 +184,10 @@ func (s *scanner) text(i int, dst *[]byte) (int, error) {
 	case 'n': // null
 		*dst = nil
 		return s.skip(i)
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		raw, next, err := s.literal(i)
+		*dst = raw
+		return next, err
 	}
 	if next, err := s.skip(i); err != nil {
 		return 0, err

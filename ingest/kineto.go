@@ -1,5 +1,7 @@
 package ingest
 
+import "encoding/binary"
+
 // Fast paths for events laid out the way Kineto's writer lays them out:
 // "ph" and "cat" first, then "name", "pid", "tid", "ts", "dur" and "args".
 // A fast path reads the members it expects, in that order, and stops at the
@@ -72,11 +74,20 @@ func (s *scanner) kinetoBody(i int, ev *rawEvent) (next int, done bool, err erro
 func (s *scanner) textMember(i int, key string, dst *[]byte) (next int, ok bool, err error) {
 	b := s.buf
 	j := i + len(key)
-	if j >= len(b) || string(b[i:j]) != key {
+	if i+8 > len(b) || !hasKey(b[i:i+8], key) {
 		return i, false, nil
 	}
 	if next, err = s.text(j, dst); err != nil {
 		return 0, false, err
 	}
 	return next, true, nil
+}
+
+// hasKey reports whether w, eight bytes, starts with key, at most eight
+// bytes, comparing words rather than bytes.
+func hasKey(w []byte, key string) bool {
+	var k [8]byte
+	copy(k[:], key)
+	mask := ^uint64(0) >> (64 - 8*len(key))
+	return binary.LittleEndian.Uint64(w)&mask == binary.LittleEndian.Uint64(k[:])
 }
