@@ -83,12 +83,20 @@ func newTimelineView(r *analyze.Report, rk *analyze.Rank, phase, stepQuery strin
 }
 
 // phaseStep names one step of a phase: "decode step", or "step" for all
-// steps.
+// steps ("all steps" on the run page, "all" in a diff).
 func phaseStep(phase string) string {
-	if phase == "all steps" {
+	if phase == "all steps" || phase == "all" {
 		return "step"
 	}
 	return phase + " step"
+}
+
+// stepsOf names the steps of a phase: "the decode steps", or "all steps".
+func stepsOf(phase string) string {
+	if phase == "all steps" || phase == "all" {
+		return "all steps"
+	}
+	return "the " + phase + " steps"
 }
 
 // stepQueryString is the URL query that shows one step of one rank.

@@ -30,8 +30,16 @@ var funcs = template.FuncMap{
 		}
 		return s[:n-1] + "…"
 	},
-	"signedMS":  signedMS,
-	"msv":       msValue,
+	"signedMS": signedMS,
+	"msv":      msValue,
+	"perStep":  phaseStep,
+	"plural": func(n int, what string) string {
+		if n == 1 {
+			return "1 " + what
+		}
+		return strconv.Itoa(n) + " " + what + "s"
+	},
+	"stepsOf":   stepsOf,
 	"rankQuery": func(n int) template.URL { return template.URL("rank=" + strconv.Itoa(n)) },
 	"msd":       func(us float64) string { return signed(us, msValue(us)) },
 	"usv":       usValue,
