@@ -70,10 +70,15 @@ func msText(us float64) string {
 // columns whose header names it: three decimals, four below 10 µs so that
 // a few microseconds do not print as 0.000.
 func msValue(us float64) string {
+	prec := 3
 	if us != 0 && math.Abs(us) < 10 {
-		return strconv.FormatFloat(us/1000, 'f', 4, 64)
+		prec = 4
 	}
-	return strconv.FormatFloat(us/1000, 'f', 3, 64)
+	text := strconv.FormatFloat(us/1000, 'f', prec, 64)
+	if strings.Trim(text, "-0.") == "" {
+		return strings.TrimPrefix(text, "-") // no "-0.0000"
+	}
+	return text
 }
 
 // usValue prints microseconds with one decimal and no unit.

@@ -18,6 +18,7 @@ func TestValueFormats(t *testing.T) {
 		{"ms of a large time", msValue(2547.88), "2.548"},
 		{"ms of a few µs keeps them", msValue(4.04), "0.0040"},
 		{"ms of zero", msValue(0), "0.000"},
+		{"ms of a rounded-away negative", msValue(-0.03), "0.0000"},
 		{"signed ms", signedMS(-2238.8), "-2.24 ms"},
 		{"signed µs", signedMS(5.1), "+5.1 µs"},
 		{"ci in ms", ciText(diff.Test{Verdict: "significant", CILowUS: -2343, CIHighUS: -2123}), "[-2.343, -2.123]"},
