@@ -35,6 +35,12 @@ func (s *scanner) event(i int, ev *rawEvent) (int, error) {
 			return i, err
 		}
 	}
+	if err == nil && !done && ev.ph == nil {
+		i, done, err = s.kinetoFlow(i, ev)
+		if ev.dropped {
+			return i, err
+		}
+	}
 	if err == nil && !done {
 		i, done, err = s.kinetoBody(i, ev)
 		if ev.dropped {

@@ -54,18 +54,72 @@ func (s *scanner) kinetoBody(i int, ev *rawEvent) (next int, done bool, err erro
 		next, err = s.skipRest(i)
 		return next, true, err
 	}
-	for _, m := range [...]struct {
-		key string
-		dst *[]byte
-	}{{`"pid": `, &ev.pid}, {`"tid": `, &ev.tid}, {`"ts": `, &ev.ts}, {`"dur": `, &ev.dur}} {
-		if i, done, err = s.after(i, "an event"); done || err != nil {
-			return i, done, err
+	if i, done, err = s.after(i, "an event"); done || err != nil {
+		return i, done, err
+	}
+	i, _, done, err = s.members(i, []member{{`"pid": `, &ev.pid}, {`"tid": `, &ev.tid}, {`"ts": `, &ev.ts}, {`"dur": `, &ev.dur}})
+	return i, done, err
+}
+
+// kinetoFlowStart is how Kineto's writer starts a flow event, after the
+// one-letter phase (s, f or t).
+const kinetoFlowStart = `", "id": `
+
+// kinetoFlow reads an event that starts the way Kineto writes flow events
+// (phase, id, pid, tid, ts, then cat): it is never kept, so it is dropped
+// once its category is known. Other events are left to the general loop
+// (i is returned unchanged).
+func (s *scanner) kinetoFlow(i int, ev *rawEvent) (next int, done bool, err error) {
+	b := s.buf
+	j := i + len(`"ph": "x`)
+	if j+len(kinetoFlowStart) > len(b) || !hasKey(b[i:], `"ph": "`) || b[j-1] == 'X' || b[j-1] == 'M' ||
+		string(b[j:j+len(kinetoFlowStart)]) != kinetoFlowStart {
+		return i, false, nil
+	}
+	ev.ph = b[j-1 : j]
+	if i, err = s.skip(j + len(kinetoFlowStart)); err != nil {
+		return 0, false, err
+	}
+	if i, done, err = s.after(i, "an event"); done || err != nil {
+		return i, done, err
+	}
+	var n int
+	ms := []member{{`"pid": `, &ev.pid}, {`"tid": `, &ev.tid}, {`"ts": `, &ev.ts}, {`"cat": `, &ev.cat}}
+	if i, n, done, err = s.members(i, ms); n < len(ms) || done || err != nil {
+		if ev.cat != nil {
+			ev.class = classify(ev.cat)
 		}
+		return i, done, err
+	}
+	if ev.class = classify(ev.cat); ev.droppable() {
+		ev.dropped = true
+		next, err = s.skipRest(i)
+		return next, true, err
+	}
+	return i, false, nil
+}
+
+// member is a key, with its colon and a space, and where its value goes.
+type member struct {
+	key string
+	dst *[]byte
+}
+
+// members reads the members at i as far as their keys are those of ms, in
+// that order, and the separator after each. It returns the position after
+// them, how many it read, and done when the object ended.
+func (s *scanner) members(i int, ms []member) (next, n int, done bool, err error) {
+	for _, m := range ms {
+		var ok bool
 		if i, ok, err = s.textMember(i, m.key, m.dst); !ok {
-			return i, false, err
+			return i, n, false, err
+		}
+		n++
+		if i, done, err = s.after(i, "an event"); done || err != nil {
+			return i, n, done, err
 		}
 	}
-	return s.after(i, "an event")
+	return i, n, false, nil
 }
 
 // textMember reads the member at i into dst if its key, with the colon and
@@ -74,7 +128,7 @@ func (s *scanner) kinetoBody(i int, ev *rawEvent) (next int, done bool, err erro
 func (s *scanner) textMember(i int, key string, dst *[]byte) (next int, ok bool, err error) {
 	b := s.buf
 	j := i + len(key)
-	if i+8 > len(b) || !hasKey(b[i:i+8], key) {
+	if i+8 > len(b) || !hasKey(b[i:], key) {
 		return i, false, nil
 	}
 	if next, err = s.text(j, dst); err != nil {
@@ -83,8 +137,8 @@ func (s *scanner) textMember(i int, key string, dst *[]byte) (next int, ok bool,
 	return next, true, nil
 }
 
-// hasKey reports whether w, eight bytes, starts with key, at most eight
-// bytes, comparing words rather than bytes.
+// hasKey reports whether w, at least eight bytes, starts with key, at most
+// eight bytes, comparing words rather than bytes.
 func hasKey(w []byte, key string) bool {
 	var k [8]byte
 	copy(k[:], key)
