@@ -18,11 +18,11 @@ func msFine(us float64) string {
 	return ms(us)
 }
 
-// signedTime formats a change of microseconds: "+1.23 ms", or "+4.2 us"
+// signedTime formats a change of microseconds: "+1.23 ms", or "+4.2 µs"
 // below 0.1 ms.
 func signedTime(us float64) string {
 	if math.Abs(us) < 100 {
-		return fmt.Sprintf("%+.1f us", us)
+		return fmt.Sprintf("%+.1f µs", us)
 	}
 	return fmt.Sprintf("%+.2f ms", us/1000)
 }

@@ -73,7 +73,7 @@ func headlineCommText(c *analyze.HeadlineComm) string {
 	text := fmt.Sprintf("; aligned across ranks, communication is %s ms/step transfer (%s of kernel time net of wait) and %s ms/step wait (%s of kernel time)",
 		ms(c.TransferUSPerStep), pct(c.TransferShareNetOfWait), ms(c.WaitUSPerStep), pct(c.WaitShare))
 	if c.Straggler >= 0 {
-		text += fmt.Sprintf(", mostly for rank %d", c.Straggler)
+		text += fmt.Sprintf(", waiting mostly for rank %d", c.Straggler)
 	}
 	return text
 }

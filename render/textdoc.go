@@ -147,11 +147,18 @@ func mdRow(b *strings.Builder, cells []string) {
 	b.WriteString("\n")
 }
 
-// mdEscaper escapes characters that Markdown would read as formatting in
-// kernel names and messages (templates, underscores, asterisks).
-var mdEscaper = strings.NewReplacer(
-	`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;",
-	"[", `\[`, "]", `\]`, "#", `\#`,
-)
-
-func mdEscape(s string) string { return mdEscaper.Replace(s) }
+// mdEscape escapes characters that Markdown would read as formatting in
+// kernel names and messages (templates, underscores, asterisks). A ">" is
+// left as it is unless it starts the text (a quote): "<" alone opens HTML,
+// and "->" in a headline should read as written.
+func mdEscape(s string) string {
+	r := strings.NewReplacer(
+		`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;",
+		"[", `\[`, "]", `\]`, "#", `\#`,
+	)
+	s = r.Replace(s)
+	if strings.HasPrefix(s, ">") {
+		s = `\` + s
+	}
+	return s
+}

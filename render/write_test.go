@@ -22,7 +22,7 @@ func TestHeadlineText(t *testing.T) {
 			"GEMM 40.0% of kernel time, 0.50 ms/step, 2.5 calls/step (1 rank, 1 step)"},
 		{&analyze.Headline{Bucket: analyze.AllReduce, Label: "AllReduce", ShareOfKernel: 74.9, USPerStep: 2550, CallsPerStep: 8, Steps: 32, Ranks: 2, Phase: "decode",
 			Comm: &analyze.HeadlineComm{TransferUSPerStep: 60, WaitUSPerStep: 2650, TransferShareNetOfWait: 7.7, WaitShare: 48.5, Straggler: 0}},
-			"AllReduce 74.9% of decode kernel time, 2.55 ms/step, 8 calls/step (2 ranks, 32 decode steps); aligned across ranks, communication is 0.06 ms/step transfer (7.7% of kernel time net of wait) and 2.65 ms/step wait (48.5% of kernel time), mostly for rank 0"},
+			"AllReduce 74.9% of decode kernel time, 2.55 ms/step, 8 calls/step (2 ranks, 32 decode steps); aligned across ranks, communication is 0.06 ms/step transfer (7.7% of kernel time net of wait) and 2.65 ms/step wait (48.5% of kernel time), waiting mostly for rank 0"},
 		{nil, "No headline: the trace has no kernels in any step."},
 	}
 	for _, tc := range tests {
@@ -51,7 +51,7 @@ func TestWriteReportText(t *testing.T) {
 			"Prefill: 1 step",
 		}, []string{"single rank"}},
 		{"table 1 rank", "table", 1, []string{"Single rank: transfer and wait cannot be told apart from one rank."}, []string{"Ranks side by side", "Straggler"}},
-		{"markdown", "markdown", 2, []string{"# Kinetoscope report: fake/run", "| bucket | group | ms/step |", "|---|---|---:|", "my\\_custom\\_kernel&lt;float, 128&gt;"}, nil},
+		{"markdown", "markdown", 2, []string{"# Kinetoscope report: fake/run", "| bucket | group | ms/step |", "|---|---|---:|", "my\\_custom\\_kernel&lt;float, 128>"}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
