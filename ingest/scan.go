@@ -87,6 +87,9 @@ func (s *scanner) unexpected(i int, want string) error {
 // are passed over eight bytes at a time.
 func (s *scanner) ws(i int) int {
 	b := s.buf
+	if i < len(b) && b[i] > ' ' {
+		return i
+	}
 	for {
 		if i+8 <= len(b) {
 			n := bits.TrailingZeros64(binary.LittleEndian.Uint64(b[i:])^(lows*' ')) / 8

@@ -39,10 +39,10 @@ func nonDigits(x uint64) uint64 {
 }
 
 // indexQuote returns the position of the first '"' in b at or after j, or
-// -1. Most strings are short: the first 16 bytes are searched eight at a
+// -1. Most strings are short: the first 32 bytes are searched eight at a
 // time, the rest with bytes.IndexByte.
 func indexQuote(b []byte, j int) int {
-	for end := j + 16; j+8 <= len(b); j += 8 {
+	for end := j + 32; j+8 <= len(b); j += 8 {
 		if m := eq(binary.LittleEndian.Uint64(b[j:]), '"'); m != 0 {
 			return j + bits.TrailingZeros64(m)/8
 		}
