@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -52,6 +53,7 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(handTrace))
 	f.Add([]byte(`[{"ph":"X","cat":"kernel","name":"k","ts":1.5,"dur":2,"args":{"grid":[1,2,3]}}]`))
 	f.Add([]byte(`{"traceEvents": [{"ph": "X",, }]}`))
+	f.Add([]byte(`{"traceEvents": [` + strings.Join(kinetoEvents, ",") + `]}`))
 	for _, name := range []string{"tracelens-vllm-decode-full-graph.json.gz", "hta-sampled-rank-0.json.gz",
 		"tracelens-sglang-qwen3-8b-decode.json.gz"} {
 		small := smallRealTrace(f, name, 3)
