@@ -28,6 +28,9 @@ func TestBenchJSON(t *testing.T) {
 	if got := r.Gunzip.Seconds / r.Ingest.Seconds; got != r.SpeedVsGunzip {
 		t.Errorf("speed ratio %v, want %v", r.SpeedVsGunzip, got)
 	}
+	if got := r.Gunzip.CPU / r.Ingest.CPU; r.Ingest.CPU <= 0 || got != r.CPUVsGunzip {
+		t.Errorf("CPU ratio %v, want %v", r.CPUVsGunzip, got)
+	}
 	if r.KeptEvents == 0 || r.BytesPerKept <= 0 {
 		t.Errorf("kept %d, bytes per kept %v", r.KeptEvents, r.BytesPerKept)
 	}
@@ -44,7 +47,7 @@ func TestBenchText(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"gunzip (ceiling)", "kinetoscope ingest", "ingest speed:", "x gunzip",
+	for _, want := range []string{"gunzip (ceiling)", "kinetoscope ingest", "ingest speed:", "x gunzip (wall)", "x by CPU seconds",
 		"bytes per kept event", "1,993 events (984 python_function)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
