@@ -21,21 +21,13 @@ import (
 // publicTrace returns the path of one public trace, failing if absent.
 func publicTrace(t testing.TB, name string) string {
 	t.Helper()
-	p, err := sampletraces.Public(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return sampletraces.Must(t)(sampletraces.Public(name))
 }
 
 // publicDir returns the directory of the public traces.
 func publicDir(t testing.TB) string {
 	t.Helper()
-	dir, err := sampletraces.PublicDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return sampletraces.Must(t)(sampletraces.PublicDir())
 }
 
 // testServer is a server on a real loopback listener.

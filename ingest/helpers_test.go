@@ -10,21 +10,13 @@ import (
 // publicDir returns the directory of the public traces.
 func publicDir(t testing.TB) string {
 	t.Helper()
-	dir, err := sampletraces.PublicDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return sampletraces.Must(t)(sampletraces.PublicDir())
 }
 
 // publicTrace returns the path of the public trace name.
 func publicTrace(t testing.TB, name string) string {
 	t.Helper()
-	p, err := sampletraces.Public(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return sampletraces.Must(t)(sampletraces.Public(name))
 }
 
 // publicTraces returns the paths of the public traces.
