@@ -17,6 +17,7 @@ type builder struct {
 	cats       [numCategories]int64
 	other      map[string]*int64 // counts of categories not in cats
 	badTimes   int64             // kept-category events whose ts or dur did not parse
+	long       longValue         // events too long to hold, skipped
 }
 
 // newBuilder returns a builder for the trace read from path.
@@ -239,6 +240,9 @@ func (p *builder) finish() {
 		}
 	}
 	p.setRank()
+	if w := p.long.warning(maxValueBytes); w != "" {
+		p.warn("%s", w)
+	}
 	if p.badTimes > 0 {
 		p.warn("%d events of kept categories had an unreadable ts or dur and were dropped", p.badTimes)
 	}

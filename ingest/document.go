@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"errors"
 	"fmt"
 	"io"
 )
@@ -78,6 +79,8 @@ func (p *builder) object(s *scanner) error {
 			return err
 		}
 		switch {
+		case key == "traceEvents" && seen:
+			return s.syntax(s.pos, "traceEvents appears twice in the top-level object")
 		case key == "traceEvents":
 			seen = true
 			err = p.events(s)
@@ -99,7 +102,13 @@ func (p *builder) object(s *scanner) error {
 // rawTop reads a whole top-level value and hands it to topValue.
 func (p *builder) rawTop(s *scanner, key string) error {
 	start := 0
-	if err := s.retry(func(i int) (int, error) { start = i; return s.skip(i) }); err != nil {
+	err := s.retry(func(i int) (int, error) { start = i; return s.skip(i) })
+	if errors.Is(err, errTooLong) {
+		p.warn("the value of top-level key %q is longer than %d MiB: skipped unread (byte offset %d)",
+			key, s.maxValue>>20, s.base+int64(s.pos))
+		return s.skipStream()
+	}
+	if err != nil {
 		return err
 	}
 	return p.topValue(key, s.buf[start:s.pos])
@@ -160,7 +169,20 @@ func (p *builder) events(s *scanner) error {
 	for {
 		next, done, err := p.eventStep(s, s.pos)
 		if err == errShort {
-			if err := s.more(s.pos); err != nil {
+			err = s.more(s.pos)
+			if err == errTooLong {
+				if skipped, err := p.longSpace(s); err != nil || skipped {
+					if err != nil {
+						return err
+					}
+					continue
+				}
+				if done, err = p.longEvent(s); err != nil || done {
+					return err
+				}
+				continue
+			}
+			if err != nil {
 				return s.eofErr(err)
 			}
 			continue

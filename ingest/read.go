@@ -100,7 +100,7 @@ func gzipError(err error, n int64) error {
 func parse(r io.Reader, path string, size int64, cr *countingReader, opt Options, bs int) (*Trace, error) {
 	src := newBlockReader(r, opt.MaxUncompressedBytes, bs, max(bs/16, 16))
 	defer src.close()
-	s := &scanner{src: src}
+	s := &scanner{src: src, maxValue: maxValueBytes}
 	p := newBuilder(path)
 	if opt.Progress != nil {
 		s.onBlock = func() {

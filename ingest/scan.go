@@ -12,6 +12,14 @@ import (
 // fetches more input and parses the value again from its start.
 var errShort = errors.New("short buffer")
 
+// errTooLong says a value is longer than the scanner holds (maxValue).
+var errTooLong = errors.New("JSON value too long to hold")
+
+// maxValueBytes is the most bytes of one value held in memory: far more
+// than any real event (kernel names run to thousands of bytes), far less
+// than a pathological file's single string of hundreds of MB.
+const maxValueBytes = 16 << 20
+
 // SyntaxError is invalid JSON at a byte offset of the uncompressed text.
 type SyntaxError struct {
 	Offset int64 // byte offset in the uncompressed JSON text
@@ -32,13 +40,24 @@ type scanner struct {
 	buf  []byte
 	pos  int
 	base int64 // input offset of buf[0]
+	// maxValue bounds the bytes of one value (an event, a top-level
+	// value) held in buf; a longer one is skipped by skipStream.
+	maxValue int
 	// onBlock, when set, is called after each new block.
 	onBlock func()
 }
 
 // more drops buf[:keep], appends the next block and sets pos to 0 (the old
-// keep). It returns io.EOF at the end of input, or the reader's error.
+// keep). It returns io.EOF at the end of input, or the reader's error, or
+// errTooLong when buf[keep:] already holds maxValue bytes: a value that long
+// is not held (see skipStream). A tail longer than a block's room is copied
+// with at least as many new bytes after it, so that a value growing over
+// many blocks is copied and parsed again a bounded number of times.
 func (s *scanner) more(keep int) error {
+	tail := s.buf[keep:]
+	if len(tail) >= s.maxValue && s.maxValue > 0 {
+		return errTooLong
+	}
 	b := s.src.next()
 	if b == nil {
 		if s.src.err != nil {
@@ -46,7 +65,6 @@ func (s *scanner) more(keep int) error {
 		}
 		return io.EOF
 	}
-	tail := s.buf[keep:]
 	s.base += int64(keep)
 	if len(tail) <= b.prefix {
 		at := b.prefix - len(tail)
@@ -55,11 +73,17 @@ func (s *scanner) more(keep int) error {
 		s.cur = b
 		s.buf = b.mem[at : b.prefix+b.n]
 	} else {
-		nb := make([]byte, len(tail)+b.n)
-		copy(nb, tail)
-		copy(nb[len(tail):], b.data())
+		nb := make([]byte, 0, 2*len(tail)+len(b.mem))
+		nb = append(append(nb, tail...), b.data()...)
 		s.src.release(s.cur)
 		s.src.release(b)
+		for len(nb) < 2*len(tail) {
+			if b = s.src.next(); b == nil {
+				break // the next call reports the end or the error
+			}
+			nb = append(nb, b.data()...)
+			s.src.release(b)
+		}
 		s.cur = nil
 		s.buf = nb
 	}
@@ -207,48 +231,6 @@ func (s *scanner) skipContainer(i int) (int, error) {
 	return 0, errShort
 }
 
-// skipStream skips the value at pos without holding it in buf: a large
-// top-level value never needs to fit in memory.
-func (s *scanner) skipStream() error {
-	i := s.pos
-	if i >= len(s.buf) || (s.buf[i] != '{' && s.buf[i] != '[') {
-		return s.retry(s.skip)
-	}
-	depth := 0
-	inStr, esc := false, false
-	for {
-		b := s.buf
-		for ; i < len(b); i++ {
-			c := b[i]
-			switch {
-			case inStr:
-				switch {
-				case esc:
-					esc = false
-				case c == '\\':
-					esc = true
-				case c == '"':
-					inStr = false
-				}
-			case c == '"':
-				inStr = true
-			case c == '{' || c == '[':
-				depth++
-			case c == '}' || c == ']':
-				depth--
-				if depth == 0 {
-					s.pos = i + 1
-					return nil
-				}
-			}
-		}
-		if err := s.more(len(b)); err != nil {
-			return s.eofErr(err)
-		}
-		i = 0
-	}
-}
-
 // retry runs step at pos, fetching more input as long as it reports
 // errShort, and moves pos past what it parsed.
 func (s *scanner) retry(step func(int) (int, error)) error {
@@ -267,10 +249,14 @@ func (s *scanner) retry(step func(int) (int, error)) error {
 	}
 }
 
-// eofErr turns the end of input inside a value into a syntax error.
+// eofErr turns the end of input inside a value into a syntax error, and
+// errTooLong into an error that says where the long value starts.
 func (s *scanner) eofErr(err error) error {
-	if err == io.EOF {
+	switch err {
+	case io.EOF:
 		return s.syntax(len(s.buf), "unexpected end of input (truncated file?)")
+	case errTooLong:
+		return fmt.Errorf("%w: more than %d MiB at byte offset %d", errTooLong, s.maxValue>>20, s.base+int64(s.pos))
 	}
 	return err
 }
