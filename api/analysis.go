@@ -15,59 +15,101 @@ import (
 )
 
 // enqueue analyses a run in the background, at most cfg.Workers at once.
+// Once Close has begun it does nothing: the run stays queued in the store
+// and is analysed on the next start.
 func (s *Server) enqueue(id string) {
-	s.wg.Add(1)
+	if !s.begin() {
+		return
+	}
 	go func() {
 		defer s.wg.Done()
 		if s.acquireWorker(s.ctx) != nil {
 			return
 		}
 		defer s.releaseWorker()
-		s.analyzeRun(s.ctx, id)
+		ctx, stop := s.startAnalysis(id)
+		defer stop()
+		s.analyzeRun(ctx, id)
 	}()
 }
 
+// startAnalysis returns the context of one run's analysis, which ends
+// when the server closes or the run is deleted (see stopAnalysis), and the
+// function to call once the analysis is over.
+func (s *Server) startAnalysis(id string) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.liveMu.Lock()
+	s.stop[id] = cancel
+	s.liveMu.Unlock()
+	return ctx, func() {
+		s.liveMu.Lock()
+		delete(s.stop, id)
+		delete(s.live, id)
+		s.liveMu.Unlock()
+		cancel()
+	}
+}
+
+// stopAnalysis cancels the analysis of a run, if one is running.
+func (s *Server) stopAnalysis(id string) {
+	s.liveMu.Lock()
+	defer s.liveMu.Unlock()
+	if cancel, ok := s.stop[id]; ok {
+		cancel()
+	}
+}
+
 // analyzeRun analyses one stored run and records the report or the error.
+// A run deleted meanwhile is left alone: its analysis is cancelled and
+// nothing is recorded.
 func (s *Server) analyzeRun(ctx context.Context, id string) {
 	run, err := s.meta.Get(ctx, id)
 	if err != nil {
-		s.log.Warn("analysis: run vanished", "run", id, "err", err)
+		s.log.Info("analysis: run deleted before it started", "run", id, "err", err)
 		return
 	}
 	lp := &liveProgress{s: s, id: id, bytes: run.Size(), files: map[string]Progress{}}
 	p := lp.set(Progress{Phase: "reading"})
 	if err := s.meta.SetStatus(ctx, id, store.StatusRunning, p, ""); err != nil {
-		s.log.Warn("analysis: status", "run", id, "err", err)
+		s.log.Info("analysis: status", "run", id, "err", err)
 		return
 	}
 	start := time.Now()
 	s.stats.analysisStarted()
 	rep, err := s.runPipeline(ctx, run, lp)
 	s.stats.analysisDone(time.Since(start), err)
-	defer s.dropLive(id)
 	if ctx.Err() != nil {
-		return // shutting down: the run stays queued for the next start
+		// Shutting down (the run stays queued for the next start), or
+		// the run was deleted.
+		s.log.Info("analysis stopped", "run", id, "server_closing", s.ctx.Err() != nil)
+		return
 	}
-	p = lp.snapshot()
-	if err != nil {
-		p.Phase = "failed"
-		s.log.Info("analysis failed", "run", id, "err", err)
-		if err := s.meta.SetStatus(ctx, id, store.StatusFailed, p, err.Error()); err != nil {
-			s.log.Warn("analysis: status", "run", id, "err", err)
+	s.record(ctx, id, rep, err, lp.snapshot())
+	s.log.Info("analysis over", "run", id, "seconds", time.Since(start).Seconds(), "err", err)
+}
+
+// record stores the outcome of a run's analysis: its report, or the
+// error that stopped it. A run deleted meanwhile is only logged.
+func (s *Server) record(ctx context.Context, id string, rep *analyze.Report, err error, p store.Progress) {
+	var js []byte
+	if err == nil {
+		if js, err = json.Marshal(rep); err != nil {
+			err = fmt.Errorf("encode report: %w", err)
 		}
-		return
 	}
-	js, err := json.Marshal(rep)
 	if err != nil {
 		p.Phase = "failed"
-		s.meta.SetStatus(ctx, id, store.StatusFailed, p, "encode report: "+err.Error())
-		return
+		err = s.meta.SetStatus(ctx, id, store.StatusFailed, p, err.Error())
+	} else {
+		p.Phase = "done"
+		err = s.meta.SetReport(ctx, id, js, p)
 	}
-	p.Phase = "done"
-	if err := s.meta.SetReport(ctx, id, js, p); err != nil {
-		s.log.Warn("analysis: save report", "run", id, "err", err)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		s.log.Info("analysis: run deleted while it was analysed", "run", id)
+	case err != nil:
+		s.log.Warn("analysis: record outcome", "run", id, "err", err)
 	}
-	s.log.Info("analysis done", "run", id, "seconds", time.Since(start).Seconds())
 }
 
 // runPipeline lays the run's blobs out under their file names and analyses
@@ -109,7 +151,7 @@ func (s *Server) layout(ctx context.Context, files []store.File, dir string) (st
 		f := files[i]
 		src, err := s.blobs.Local(ctx, f.SHA256)
 		if err != nil {
-			return "", fmt.Errorf("file %s: %w", f.Name, err)
+			return "", blobError(f, err)
 		}
 		last = filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(last), 0o755); err != nil {
@@ -195,10 +237,4 @@ func (s *Server) liveOf(id string) (store.Progress, bool) {
 		return store.Progress{}, false
 	}
 	return *p, true
-}
-
-func (s *Server) dropLive(id string) {
-	s.liveMu.Lock()
-	delete(s.live, id)
-	s.liveMu.Unlock()
 }

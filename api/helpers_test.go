@@ -48,12 +48,18 @@ func startServer(t testing.TB, cfg api.Config) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	srv.ConfigureHTTP(ts.Config)
-	ts.Start()
+	ts := newHTTPServer(srv)
 	s := &testServer{Server: srv, URL: ts.URL, ts: ts}
 	t.Cleanup(s.stop)
 	return s
+}
+
+// newHTTPServer serves srv on a loopback listener.
+func newHTTPServer(srv *api.Server) *httptest.Server {
+	ts := httptest.NewUnstartedServer(nil)
+	srv.ConfigureHTTP(ts.Config)
+	ts.Start()
+	return ts
 }
 
 // stop closes the listener and the server; it may be called twice.

@@ -22,7 +22,7 @@ func (s *Server) routes() error {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	e.Use(s.recoverPanics, s.stats.middleware)
+	e.Use(s.recoverPanics, s.stats.middleware, s.trackRequests)
 	write := s.requireToken
 	v1 := e.Group("/api/v1")
 	v1.GET("/openapi.json", s.getOpenAPI)
@@ -87,12 +87,16 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	}
 	code, msg := http.StatusInternalServerError, err.Error()
 	var he *echo.HTTPError
-	if errors.As(err, &he) {
+	switch {
+	case errors.As(err, &he):
 		code = he.Code
 		if m, ok := he.Message.(string); ok {
 			msg = m
 		}
-	} else {
+	case errors.Is(err, errBlobMissing):
+		code = http.StatusGone
+		s.log.Error("stored file missing", "path", c.Request().URL.Path, "err", err)
+	default:
 		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 	}
 	if c.Request().Method == http.MethodHead {
@@ -104,6 +108,18 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		return
 	}
 	c.JSON(code, map[string]any{"error": msg, "code": code})
+}
+
+// trackRequests lets Close wait for the requests being answered, and
+// answers 503 once the server is closing.
+func (s *Server) trackRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !s.begin() {
+			return echo.NewHTTPError(http.StatusServiceUnavailable, "the server is shutting down")
+		}
+		defer s.wg.Done()
+		return next(c)
+	}
 }
 
 // recoverPanics turns a panic in a handler into a 500 answer.

@@ -125,6 +125,18 @@ func (s *Server) reportJSON(ctx context.Context, id string) ([]byte, error) {
 	return js, notFound(err)
 }
 
+// errBlobMissing marks a run's stored file that is no longer in the blob
+// store: the error handler answers 410 Gone.
+var errBlobMissing = errors.New("missing from the blob store")
+
+// blobError explains why a run's stored file f cannot be read.
+func blobError(f store.File, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("stored file %s (sha256 %s) is %w", f.Name, f.SHA256, errBlobMissing)
+	}
+	return fmt.Errorf("stored file %s: %w", f.Name, err)
+}
+
 // notFound turns store.ErrNotFound into a 404.
 func notFound(err error) error {
 	if errors.Is(err, store.ErrNotFound) {
@@ -159,13 +171,13 @@ func (s *Server) getTrace(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s.extendDeadlines(c)
+	defer s.extendDeadlines(c)()
 	w := c.Response()
 	if len(run.Files) == 1 {
 		f := run.Files[0]
 		rc, err := s.blobs.Open(ctx, f.SHA256)
 		if err != nil {
-			return err
+			return fmt.Errorf("run %s: %w", run.ID, blobError(f, err))
 		}
 		defer rc.Close()
 		w.Header().Set(echo.HeaderContentDisposition, attachment(f.Name))
@@ -196,7 +208,7 @@ func (s *Server) writeTar(ctx context.Context, w io.Writer, run *store.Run) erro
 		}
 		rc, err := s.blobs.Open(ctx, f.SHA256)
 		if err != nil {
-			return err
+			return fmt.Errorf("run %s: %w", run.ID, blobError(f, err))
 		}
 		_, err = io.Copy(tw, rc)
 		rc.Close()
@@ -217,6 +229,7 @@ func (s *Server) deleteRun(c echo.Context) error {
 	if err != nil {
 		return notFound(err)
 	}
+	s.stopAnalysis(id)
 	s.images.dropRun(id)
 	for _, sha := range orphans {
 		if err := s.blobs.Delete(ctx, sha); err != nil {

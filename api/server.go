@@ -125,14 +125,22 @@ type Server struct {
 	// blobMu orders uploads (shared) against deletes (exclusive), so that a
 	// delete never removes a blob an upload is about to reference.
 	blobMu sync.RWMutex
-	// live holds the progress of runs being analysed.
+	// live holds the progress of runs being analysed, and stop the
+	// functions that cancel their analyses (DELETE calls them).
 	liveMu sync.Mutex
 	live   map[string]*store.Progress
+	stop   map[string]context.CancelFunc
 
 	sem    chan struct{}
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// closeMu guards closed against wg.Add: once Close has begun, no
+	// request or analysis starts.
+	closeMu sync.Mutex
+	closed  bool
+	// wg counts the requests being answered and the analyses queued or
+	// running; Close waits for them before it closes the store.
+	wg sync.WaitGroup
 }
 
 // Open opens (or creates) the embedded store in cfg.DataDir and returns a
@@ -161,7 +169,7 @@ func New(cfg Config, meta store.Meta, blobs store.Blobs, pipe Pipeline) (*Server
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		cfg: cfg, meta: meta, blobs: blobs, pipe: pipe, log: cfg.Logger,
-		stats: newMetrics(), live: map[string]*store.Progress{}, images: newImageCache(32, 32<<20),
+		stats: newMetrics(), live: map[string]*store.Progress{}, stop: map[string]context.CancelFunc{}, images: newImageCache(32, 32<<20),
 		sem: make(chan struct{}, cfg.Workers), ctx: ctx, cancel: cancel,
 	}
 	if err := os.RemoveAll(s.workRoot()); err != nil {
@@ -210,9 +218,26 @@ func (s *Server) DataDir() string { return s.cfg.DataDir }
 func (s *Server) ChartKinds() []string { return s.pipe.ChartKinds }
 
 // Close stops the background analyses (an unfinished run is analysed again
-// on the next start) and closes the store.
+// on the next start), cuts off the transfers still in progress (an upload
+// cut off leaves no run), waits for the handlers to return and closes the
+// store. Requests that arrive afterwards are answered 503.
 func (s *Server) Close() error {
+	s.closeMu.Lock()
+	s.closed = true
+	s.closeMu.Unlock()
 	s.cancel()
 	s.wg.Wait()
 	return s.meta.Close()
+}
+
+// begin counts one more request or analysis that Close must wait for; it
+// reports false once Close has begun.
+func (s *Server) begin() bool {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	return true
 }

@@ -101,7 +101,7 @@ func (s *Server) drawTimeline(ctx context.Context, run *store.Run, rep *analyze.
 	defer os.RemoveAll(dir)
 	path, err := s.layout(ctx, rankFiles(run.Files, rk.File), dir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("timeline of run %s: %w", run.ID, err)
 	}
 	img, err := s.pipe.Timeline(ctx, path, rep, rk.Rank, step, format)
 	if err != nil {

@@ -31,7 +31,7 @@ var bodyTypes = map[string]bool{
 func (s *Server) createRun(c echo.Context) error {
 	req := c.Request()
 	req.Body = http.MaxBytesReader(c.Response(), req.Body, s.cfg.MaxUploadBytes)
-	s.extendDeadlines(c)
+	defer s.extendDeadlines(c)()
 	ct, params, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
 	if req.Header.Get(echo.HeaderContentType) == "" {
 		ct, err = "application/octet-stream", nil
@@ -39,7 +39,10 @@ func (s *Server) createRun(c echo.Context) error {
 	if err != nil {
 		return unsupportedType(req.Header.Get(echo.HeaderContentType))
 	}
-	up := upload{name: c.QueryParam("name"), labels: map[string]string{}}
+	up := upload{labels: map[string]string{}}
+	if err := up.setName(c.QueryParam("name")); err != nil {
+		return err
+	}
 	if err := up.addLabels(c.QueryParams()["label"]); err != nil {
 		return err
 	}
@@ -73,18 +76,21 @@ func unsupportedType(ct string) error {
 
 // uploadError turns a storing error into an HTTP error.
 func (s *Server) uploadError(err error) error {
+	s.stats.rejected()
 	var ie *inputError
 	var mb *http.MaxBytesError
+	var he *echo.HTTPError
 	switch {
+	case errors.As(err, &he):
+		return he
 	case errors.As(err, &ie):
-		s.stats.rejected()
 		return echo.NewHTTPError(ie.Code, ie.Msg)
 	case errors.As(err, &mb):
-		s.stats.rejected()
 		return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
 			fmt.Sprintf("upload larger than %d bytes (the server's --max-upload)", mb.Limit))
+	case s.ctx.Err() != nil:
+		return echo.NewHTTPError(http.StatusServiceUnavailable, "the server shut down during the upload: nothing was stored, send it again")
 	}
-	s.stats.rejected()
 	return echo.NewHTTPError(http.StatusBadRequest, "upload failed: "+err.Error())
 }
 
@@ -138,7 +144,25 @@ func (s *Server) dropOrphans(ctx context.Context, hashes []string) {
 	}
 }
 
-// addLabels parses "key=value" labels (several may be comma-separated).
+// Bounds on what a run is called.
+const (
+	maxNameBytes  = 256 // a run's name
+	maxLabelBytes = 256 // one key=value label
+	maxLabels     = 32  // labels of one run
+)
+
+// setName sets the run's name, refusing one longer than maxNameBytes.
+func (u *upload) setName(name string) error {
+	name = strings.TrimSpace(name)
+	if len(name) > maxNameBytes {
+		return badRequest("name is %d bytes long: at most %d", len(name), maxNameBytes)
+	}
+	u.name = name
+	return nil
+}
+
+// addLabels parses "key=value" labels (several may be comma-separated),
+// each at most maxLabelBytes long, at most maxLabels in all.
 func (u *upload) addLabels(vals []string) error {
 	for _, v := range vals {
 		for _, kv := range strings.Split(v, ",") {
@@ -147,13 +171,24 @@ func (u *upload) addLabels(vals []string) error {
 				continue
 			}
 			k, val, ok := strings.Cut(kv, "=")
-			if !ok || strings.TrimSpace(k) == "" || len(kv) > 256 {
-				return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad label %q: want key=value", kv))
+			switch {
+			case len(kv) > maxLabelBytes:
+				return badRequest("label %.40q... is %d bytes long: at most %d", kv, len(kv), maxLabelBytes)
+			case !ok || strings.TrimSpace(k) == "":
+				return badRequest("bad label %q: want key=value", kv)
 			}
 			u.labels[strings.TrimSpace(k)] = strings.TrimSpace(val)
+			if len(u.labels) > maxLabels {
+				return badRequest("more than %d labels", maxLabels)
+			}
 		}
 	}
 	return nil
+}
+
+// badRequest returns a 400 error with a formatted message.
+func badRequest(format string, args ...any) error {
+	return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf(format, args...))
 }
 
 // readMultipart stores each file part and reads the name and label fields.
@@ -201,7 +236,7 @@ func (s *Server) readPart(ctx context.Context, part *multipart.Part, up *upload)
 	}
 	switch part.FormName() {
 	case "name":
-		up.name = strings.TrimSpace(string(val))
+		return up.setName(string(val))
 	case "labels", "label":
 		return up.addLabels([]string{string(val)})
 	}
@@ -337,36 +372,67 @@ func newID() string {
 // extendDeadlines lets a long upload or download run past the server's
 // read and write timeouts while data keeps flowing: every read of the
 // request body and every write of the response pushes the deadlines
-// StallTimeout ahead, so only a stalled transfer is cut off.
-func (s *Server) extendDeadlines(c echo.Context) {
-	rc := http.NewResponseController(c.Response().Writer)
-	push := func() {
-		t := time.Now().Add(s.cfg.StallTimeout)
-		rc.SetReadDeadline(t)
-		rc.SetWriteDeadline(t)
+// StallTimeout ahead, so only a stalled transfer is cut off. When the
+// server closes, the transfer is cut off at once. The caller must call
+// release before its handler returns.
+func (s *Server) extendDeadlines(c echo.Context) (release func()) {
+	p := &pusher{
+		rc:    http.NewResponseController(c.Response().Writer),
+		stall: s.cfg.StallTimeout,
+		every: min(time.Second, s.cfg.StallTimeout/4),
 	}
-	push()
-	p := &pusher{push: push, every: min(time.Second, s.cfg.StallTimeout/4)}
+	p.touch()
+	stop := context.AfterFunc(s.ctx, p.cutOff)
 	req := c.Request()
 	req.Body = &deadlineBody{ReadCloser: req.Body, p: p}
 	c.Response().Writer = &deadlineWriter{ResponseWriter: c.Response().Writer, p: p}
+	return func() {
+		stop()
+		p.finish()
+	}
 }
 
-// pusher calls push at most once every period.
+// pusher sets a connection's deadlines StallTimeout ahead, at most once
+// every period, until it is cut off or finished.
 type pusher struct {
-	push  func()
+	rc    *http.ResponseController
+	stall time.Duration
 	every time.Duration
-	last  time.Time
-	mu    sync.Mutex
+
+	mu       sync.Mutex
+	last     time.Time
+	cut      bool // the server is closing: deadlines stay in the past
+	finished bool // the handler returned: rc must not be used
 }
 
 func (p *pusher) touch() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if now := time.Now(); now.Sub(p.last) > p.every {
+	if now := time.Now(); !p.cut && !p.finished && now.Sub(p.last) > p.every {
 		p.last = now
-		p.push()
+		p.set(now.Add(p.stall))
 	}
+}
+
+// cutOff ends the transfer: pending and later reads and writes fail.
+func (p *pusher) cutOff() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.finished {
+		p.cut = true
+		p.set(time.Now())
+	}
+}
+
+func (p *pusher) finish() {
+	p.mu.Lock()
+	p.finished = true
+	p.mu.Unlock()
+}
+
+func (p *pusher) set(t time.Time) {
+	p.rc.SetReadDeadline(t)
+	p.rc.SetWriteDeadline(t)
 }
 
 // deadlineBody pushes the deadlines as the request body is read.

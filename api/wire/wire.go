@@ -21,7 +21,7 @@ import (
 func Pipeline(maxUncompressed int64) api.Pipeline {
 	return api.Pipeline{
 		Analyze: func(ctx context.Context, path string, progress func(api.Progress)) (*analyze.Report, error) {
-			return analyzePath(path, maxUncompressed, progress)
+			return analyzePath(ctx, path, maxUncompressed, progress)
 		},
 		ChartKinds: []string{"breakdown", "ranks", "steps"},
 		Chart:      chart,
@@ -62,8 +62,9 @@ func timeline(path string, maxUncompressed int64, r *analyze.Report, rank, step 
 	return render.Timeline(in, f)
 }
 
-// analyzePath reads and analyses the traces at path.
-func analyzePath(path string, maxUncompressed int64, progress func(api.Progress)) (*analyze.Report, error) {
+// analyzePath reads and analyses the traces at path. ingest takes no
+// context, so a cancelled ctx is noticed between reading and analysing.
+func analyzePath(ctx context.Context, path string, maxUncompressed int64, progress func(api.Progress)) (*analyze.Report, error) {
 	opt := ingest.Options{
 		MaxUncompressedBytes: maxUncompressed,
 		Progress: func(p ingest.Progress) {
@@ -76,6 +77,9 @@ func analyzePath(path string, maxUncompressed int64, progress func(api.Progress)
 	}
 	if len(set.Traces) == 0 {
 		return nil, noTraces(set)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("analysis of %s stopped: %w", path, err)
 	}
 	progress(api.Progress{Phase: "analyzing"})
 	rep, err := analyze.Analyze(set, analyzeOptions())

@@ -24,12 +24,15 @@ type serveFlags struct {
 	addr, data, token, samples string
 	maxUpload, maxUncompressed int64
 	workers                    int
+	// grace is how long a shutdown waits for the requests in progress
+	// before it cuts them off (not a flag; tests shorten it).
+	grace time.Duration
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	f := &serveFlags{}
+	f := &serveFlags{grace: 10 * time.Second}
 	fs.StringVar(&f.addr, "addr", ":8080", "listen address")
 	fs.StringVar(&f.data, "data", "kinetoscope-data", "data directory (SQLite database and uploaded files)")
 	fs.StringVar(&f.token, "token", os.Getenv("KINETOSCOPE_TOKEN"), "bearer token required for uploads and deletes (default $KINETOSCOPE_TOKEN; empty: none)")
@@ -95,12 +98,21 @@ func serve(ctx context.Context, ln net.Listener, f *serveFlags, stdout io.Writer
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
+	shutdown(hs, f.grace, log)
 	return nil
+}
+
+// shutdown stops hs: it stops accepting connections, waits up to grace
+// for the requests in progress, then closes the connections still open
+// (an upload cut off leaves no run; the server's Close waits for its
+// handler to clean up).
+func shutdown(hs *http.Server, grace time.Duration, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := hs.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("shutdown: cutting off the requests still in progress", "grace", grace, "err", err)
+		hs.Close()
+	}
 }
 
 // samplesDir returns the samples directory to load: the flag, else

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -11,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"kinetoscope/api"
+	"kinetoscope/api/store"
 	"kinetoscope/sampletraces"
 )
 
@@ -93,4 +97,74 @@ func TestServeLoadsSamples(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not stop")
 	}
+}
+
+// A shutdown while an upload streams waits out the grace period, cuts the
+// upload off and returns; the upload leaves no run and no temp file.
+func TestServeShutdownDuringUpload(t *testing.T) {
+	src, err := sampletraces.Public("tracelens-vllm-decode-full-graph.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &serveFlags{data: data, maxUpload: 1 << 30, maxUncompressed: 1 << 30, workers: 1, grace: 200 * time.Millisecond}
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, ln, f, io.Discard) }()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/gzip\r\nContent-Length: %d\r\n\r\n", len(trace))
+	conn.Write(trace[:len(trace)/2])
+	tmp := filepath.Join(data, "blobs", "tmp")
+	waitFiles(t, tmp, 1)
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	waitFiles(t, tmp, 0)
+	if runs := countRuns(t, data); runs != 0 {
+		t.Errorf("%d runs after an upload cut off by shutdown", runs)
+	}
+}
+
+// waitFiles waits up to 5 seconds for dir to hold n entries.
+func waitFiles(t *testing.T, dir string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if entries, _ := os.ReadDir(dir); len(entries) == n {
+			return
+		}
+	}
+	t.Fatalf("%s does not hold %d entries", dir, n)
+}
+
+// countRuns opens the data directory again and counts its runs.
+func countRuns(t *testing.T, data string) int {
+	t.Helper()
+	srv, err := api.Open(api.Config{DataDir: data, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, api.Pipeline{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	_, total, err := srv.ListRuns(context.Background(), store.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return total
 }

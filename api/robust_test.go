@@ -1,0 +1,410 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"kinetoscope/analyze"
+	"kinetoscope/api"
+	"kinetoscope/api/store"
+	"kinetoscope/api/wire"
+)
+
+// traceSmall is a small real trace for the robustness tests.
+const traceSmall = "tracelens-vllm-decode-full-graph.json.gz"
+
+// blobCount counts the stored blobs of a data directory.
+func blobCount(t testing.TB, data string) int {
+	t.Helper()
+	return countFiles(t, filepath.Join(data, "blobs", "sha256"))
+}
+
+// The same file uploaded twice makes two runs sharing one blob; deleting
+// one keeps the other's file and report, deleting both removes the blob.
+func TestSameFileTwice(t *testing.T) {
+	data := t.TempDir()
+	s := startServer(t, api.Config{DataDir: data})
+	path := publicTrace(t, traceSmall)
+	a, b := uploadFile(t, s.URL, path, "&name=a"), uploadFile(t, s.URL, path, "&name=b")
+	ra, rb := waitRun(t, s.URL, a.ID), waitRun(t, s.URL, b.ID)
+	if ra.Status != store.StatusDone || rb.Status != store.StatusDone || ra.Files[0].SHA256 != rb.Files[0].SHA256 {
+		t.Fatalf("runs: %+v %+v", ra, rb)
+	}
+	if n := blobCount(t, data); n != 1 {
+		t.Fatalf("%d blobs, want 1 shared", n)
+	}
+	if code, body := do(t, "DELETE", s.URL+"/api/v1/runs/"+a.ID, "", nil); code != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", code, body)
+	}
+	want, err := os.ReadFile(path)
+	must(t, err)
+	if code, body := do(t, "GET", s.URL+"/api/v1/runs/"+b.ID+"/trace", "", nil); code != 200 || string(body) != string(want) {
+		t.Errorf("trace of the other run after delete: %d, %d bytes, want %d", code, len(body), len(want))
+	}
+	if code, body := do(t, "GET", s.URL+"/api/v1/runs/"+b.ID+"/report", "", nil); code != 200 {
+		t.Errorf("report of the other run after delete: %d %s", code, body)
+	}
+	do(t, "DELETE", s.URL+"/api/v1/runs/"+b.ID, "", nil)
+	if n := blobCount(t, data); n != 0 {
+		t.Errorf("%d blobs left after both runs were deleted", n)
+	}
+}
+
+// blockingPipeline is the real pipeline whose Analyze announces each start
+// on started and waits for its context to end (or for release).
+func blockingPipeline(started chan<- string, release <-chan struct{}, stopped chan<- error) api.Pipeline {
+	p := wire.Pipeline(1 << 30)
+	real := p.Analyze
+	p.Analyze = func(ctx context.Context, path string, pr func(api.Progress)) (*analyze.Report, error) {
+		started <- path
+		select {
+		case <-ctx.Done():
+			stopped <- ctx.Err()
+			return nil, ctx.Err()
+		case <-release:
+			return real(ctx, path, pr)
+		}
+	}
+	return p
+}
+
+// startWith starts a server with pipe on a loopback listener.
+func startWith(t testing.TB, cfg api.Config, pipe api.Pipeline) *testServer {
+	t.Helper()
+	cfg.Logger = quietLog()
+	srv, err := api.Open(cfg, pipe)
+	must(t, err)
+	ts := newHTTPServer(srv)
+	s := &testServer{Server: srv, URL: ts.URL, ts: ts}
+	t.Cleanup(s.stop)
+	return s
+}
+
+// Deleting a run while it is analysed cancels the analysis, records
+// nothing, leaves no blob or work file, and the server goes on.
+func TestDeleteDuringAnalysis(t *testing.T) {
+	data := t.TempDir()
+	started, stopped := make(chan string, 1), make(chan error, 1)
+	s := startWith(t, api.Config{DataDir: data, Workers: 1}, blockingPipeline(started, nil, stopped))
+	c := uploadFile(t, s.URL, publicTrace(t, traceSmall), "")
+	<-started
+	if code, body := do(t, "DELETE", s.URL+"/api/v1/runs/"+c.ID, "", nil); code != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", code, body)
+	}
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("analysis ended with %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the analysis did not notice the delete")
+	}
+	if code, _ := do(t, "GET", s.URL+"/api/v1/runs/"+c.ID, "", nil); code != http.StatusNotFound {
+		t.Errorf("deleted run: %d", code)
+	}
+	// The worker is free again: the next upload is analysed.
+	c2 := uploadFile(t, s.URL, publicTrace(t, traceRank0), "")
+	<-started
+	do(t, "DELETE", s.URL+"/api/v1/runs/"+c2.ID, "", nil)
+	<-stopped
+	waitFor(t, "blobs and work files removed", func() bool {
+		return blobCount(t, data) == 0 && countFiles(t, filepath.Join(data, "work")) == 0
+	})
+}
+
+// waitFor polls cond for up to 5 seconds.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting: %s", what)
+}
+
+// Two concurrent uploads of the same bytes make two complete runs with
+// their own names.
+func TestConcurrentSameBytes(t *testing.T) {
+	s := startServer(t, api.Config{DataDir: t.TempDir()})
+	path := publicTrace(t, traceSmall)
+	ids := make([]string, 2)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Go(func() { ids[i] = uploadFile(t, s.URL, path, fmt.Sprintf("&name=copy%d", i)).ID })
+	}
+	wg.Wait()
+	var reports [2]analyze.Report
+	for i, id := range ids {
+		r := waitRun(t, s.URL, id)
+		if r.Status != store.StatusDone || r.Name != fmt.Sprintf("copy%d", i) {
+			t.Errorf("run %d: %s %q %s", i, r.Status, r.Name, r.Error)
+		}
+		getJSON(t, s.URL+"/api/v1/runs/"+id+"/report", &reports[i])
+		if reports[i].Source != r.Name {
+			t.Errorf("report %d: source %q, want the run's name %q", i, reports[i].Source, r.Name)
+		}
+		reports[i].Source = ""
+	}
+	sameAnalysis(t, &reports[0], &reports[1])
+	if len(reports[0].Ranks) == 0 {
+		t.Error("empty report")
+	}
+}
+
+// A client that disconnects mid-upload leaves no run and no temp file.
+func TestDisconnectMidUpload(t *testing.T) {
+	data := t.TempDir()
+	s := startServer(t, api.Config{DataDir: data})
+	trace, err := os.ReadFile(publicTrace(t, traceSmall))
+	must(t, err)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+	must(t, err)
+	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/gzip\r\nContent-Length: %d\r\n\r\n", len(trace))
+	conn.Write(trace[:len(trace)/2])
+	waitFor(t, "temp file created", func() bool { return countFiles(t, filepath.Join(data, "blobs", "tmp")) == 1 })
+	conn.Close()
+	waitFor(t, "temp file removed", func() bool { return countFiles(t, filepath.Join(data, "blobs", "tmp")) == 0 })
+	var list struct{ Total int }
+	getJSON(t, s.URL+"/api/v1/runs", &list)
+	if list.Total != 0 || blobCount(t, data) != 0 {
+		t.Errorf("%d runs, %d blobs after a cut upload", list.Total, blobCount(t, data))
+	}
+}
+
+// Charts, reports and diffs of a run that failed analysis or is still
+// queued are refused with 422 or 409 and a message.
+func TestNotReadyRuns(t *testing.T) {
+	started := make(chan string, 1)
+	s := startWith(t, api.Config{DataDir: t.TempDir(), Workers: 1}, blockingPipeline(started, nil, make(chan error, 2)))
+	running := uploadFile(t, s.URL, publicTrace(t, traceSmall), "")
+	<-started
+	queued := uploadFile(t, s.URL, publicTrace(t, traceRank0), "")
+	code, body := do(t, "POST", s.URL+"/api/v1/runs", "application/json", strings.NewReader(`{"traceEvents": [`))
+	if code != http.StatusAccepted {
+		t.Fatalf("upload: %d %s", code, body)
+	}
+	var failed created
+	must(t, json.Unmarshal(body, &failed))
+	tests := []struct {
+		id   string
+		code int
+	}{{running.ID, http.StatusConflict}, {queued.ID, http.StatusConflict}}
+	for _, tc := range tests {
+		for _, p := range []string{"/report", "/charts/breakdown.svg", "/charts/timeline.png"} {
+			code, body := do(t, "GET", s.URL+"/api/v1/runs/"+tc.id+p, "", nil)
+			if code != tc.code || !strings.Contains(string(body), "no report yet") {
+				t.Errorf("%s%s: %d %s", tc.id, p, code, body)
+			}
+		}
+	}
+	code, body = do(t, "GET", s.URL+"/api/v1/diff?base="+running.ID+"&head="+queued.ID, "", nil)
+	if code != http.StatusConflict {
+		t.Errorf("diff of unfinished runs: %d %s", code, body)
+	}
+	_ = failed // analysed after the blocked runs: see TestFailedRunCharts
+}
+
+// Charts of a run that failed analysis are refused with 422.
+func TestFailedRunCharts(t *testing.T) {
+	s := startServer(t, api.Config{DataDir: t.TempDir()})
+	code, body := do(t, "POST", s.URL+"/api/v1/runs", "application/json", strings.NewReader(`{"traceEvents": [`))
+	if code != http.StatusAccepted {
+		t.Fatalf("upload: %d %s", code, body)
+	}
+	var c created
+	must(t, json.Unmarshal(body, &c))
+	waitRun(t, s.URL, c.ID)
+	ok := uploadFile(t, s.URL, publicTrace(t, traceSmall), "")
+	waitRun(t, s.URL, ok.ID)
+	for _, p := range []string{
+		"/runs/" + c.ID + "/charts/breakdown.svg", "/runs/" + c.ID + "/charts/steps.png",
+		"/runs/" + c.ID + "/charts/timeline.svg", "/diff?base=" + c.ID + "&head=" + ok.ID,
+		"/diff/charts/diff.svg?base=" + ok.ID + "&head=" + c.ID,
+	} {
+		code, body := do(t, "GET", s.URL+"/api/v1"+p, "", nil)
+		if code != http.StatusUnprocessableEntity || !strings.Contains(string(body), "failed analysis") {
+			t.Errorf("%s: %d %s", p, code, body)
+		}
+	}
+}
+
+// Unknown ids get a 404 JSON answer whose message names the id.
+func TestUnknownIDs(t *testing.T) {
+	s := startServer(t, api.Config{DataDir: t.TempDir()})
+	ok := uploadFile(t, s.URL, publicTrace(t, traceSmall), "")
+	waitRun(t, s.URL, ok.ID)
+	tests := []struct{ method, path string }{
+		{"GET", "/runs/nosuchrun"},
+		{"GET", "/runs/nosuchrun/report"},
+		{"GET", "/runs/nosuchrun/trace"},
+		{"GET", "/runs/nosuchrun/charts/breakdown.svg"},
+		{"GET", "/runs/nosuchrun/charts/timeline.png"},
+		{"DELETE", "/runs/nosuchrun"},
+		{"GET", "/diff?base=nosuchrun&head=" + ok.ID},
+		{"GET", "/diff/charts/diff.svg?base=" + ok.ID + "&head=nosuchrun"},
+	}
+	for _, tc := range tests {
+		code, body := do(t, tc.method, s.URL+"/api/v1"+tc.path, "", nil)
+		var e struct {
+			Error string
+			Code  int
+		}
+		if code != http.StatusNotFound || json.Unmarshal(body, &e) != nil || !strings.Contains(e.Error, "nosuchrun") || e.Code != 404 {
+			t.Errorf("%s %s: %d %s", tc.method, tc.path, code, body)
+		}
+	}
+}
+
+// Names and labels are bounded: longer ones are refused with 400 and no
+// run is made.
+func TestLongNamesAndLabels(t *testing.T) {
+	s := startServer(t, api.Config{DataDir: t.TempDir()})
+	long := strings.Repeat("n", 300)
+	many := make([]string, 40)
+	for i := range many {
+		many[i] = fmt.Sprintf("k%d=v", i)
+	}
+	ctForm, form := multipartBody(t, long, "", publicTrace(t, traceSmall))
+	tests := []struct {
+		name, query, ctype string
+		body               io.Reader
+	}{
+		{"long name", "?name=" + long, "application/json", strings.NewReader("{}")},
+		{"long label", "?label=k=" + long, "application/json", strings.NewReader("{}")},
+		{"many labels", "?label=" + url.QueryEscape(strings.Join(many, ",")), "application/json", strings.NewReader("{}")},
+		{"long form name", "", ctForm, form},
+	}
+	for _, tc := range tests {
+		code, body := do(t, "POST", s.URL+"/api/v1/runs"+tc.query, tc.ctype, tc.body)
+		if code != http.StatusBadRequest || !strings.Contains(string(body), "at most") && !strings.Contains(string(body), "more than") {
+			t.Errorf("%s: %d %.200s", tc.name, code, body)
+		}
+	}
+	var list struct{ Total int }
+	getJSON(t, s.URL+"/api/v1/runs", &list)
+	if list.Total != 0 {
+		t.Errorf("%d runs made by refused uploads", list.Total)
+	}
+}
+
+// Label filters are values, never SQL.
+func TestLabelFilterInjection(t *testing.T) {
+	s := startServer(t, api.Config{DataDir: t.TempDir()})
+	uploadFile(t, s.URL, publicTrace(t, traceSmall), "&label=gpu=h100")
+	for _, label := range []string{
+		"gpu=h100' OR '1'='1", "gpu=x') OR 1=1 --", "gpu=h100; DROP TABLE runs; --", "x=1) UNION SELECT id FROM runs --",
+	} {
+		var list struct{ Total int }
+		getJSON(t, s.URL+"/api/v1/runs?label="+url.QueryEscape(label), &list)
+		if list.Total != 0 {
+			t.Errorf("label %q matched %d runs", label, list.Total)
+		}
+	}
+	var list struct{ Total int }
+	getJSON(t, s.URL+"/api/v1/runs?label=gpu=h100", &list)
+	if list.Total != 1 {
+		t.Errorf("label gpu=h100 matched %d runs, want 1", list.Total)
+	}
+}
+
+// A corrupt runs.db is a clear error at start.
+func TestCorruptDatabase(t *testing.T) {
+	data := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(data, "runs.db"), []byte(strings.Repeat("not a database ", 1000)), 0o644))
+	_, err := api.Open(api.Config{DataDir: data, Logger: quietLog()}, wire.Pipeline(1<<30))
+	if err == nil || !strings.Contains(err.Error(), "runs.db") {
+		t.Fatalf("open over a corrupt runs.db: %v", err)
+	}
+}
+
+// A blob missing on disk makes its run's trace and timeline answer 410
+// with a message, and a queued run over it fail with the reason; the
+// report stays.
+func TestMissingBlob(t *testing.T) {
+	data := t.TempDir()
+	s := startServer(t, api.Config{DataDir: data})
+	c := uploadFile(t, s.URL, publicTrace(t, traceSmall), "")
+	run := waitRun(t, s.URL, c.ID)
+	s.stop()
+	sha := run.Files[0].SHA256
+	must(t, os.Remove(filepath.Join(data, "blobs", "sha256", sha[:2], sha)))
+
+	s = startServer(t, api.Config{DataDir: data})
+	if code, body := do(t, "GET", s.URL+"/api/v1/runs/"+c.ID+"/report", "", nil); code != 200 {
+		t.Errorf("report: %d %s", code, body)
+	}
+	for _, p := range []string{"/trace", "/charts/timeline.svg"} {
+		code, body := do(t, "GET", s.URL+"/api/v1/runs/"+c.ID+p, "", nil)
+		if code != http.StatusGone || !strings.Contains(string(body), "missing from the blob store") || !strings.Contains(string(body), c.ID) {
+			t.Errorf("%s: %d %s", p, code, body)
+		}
+	}
+}
+
+// A run left queued by a previous process whose blob went missing fails
+// analysis on the next start with the reason.
+func TestMissingBlobQueued(t *testing.T) {
+	data := t.TempDir()
+	started := make(chan string, 1)
+	srv, err := api.Open(api.Config{DataDir: data, Logger: quietLog()}, blockingPipeline(started, nil, make(chan error, 1)))
+	must(t, err)
+	run, err := srv.Import(context.Background(), publicTrace(t, traceSmall), nil)
+	must(t, err)
+	<-started
+	must(t, srv.Close())
+	sha := run.Files[0].SHA256
+	must(t, os.Remove(filepath.Join(data, "blobs", "sha256", sha[:2], sha)))
+
+	s := startServer(t, api.Config{DataDir: data})
+	got := waitRun(t, s.URL, run.ID)
+	if got.Status != store.StatusFailed || !strings.Contains(got.Error, "missing from the blob store") {
+		t.Errorf("run over a missing blob: %s %q", got.Status, got.Error)
+	}
+}
+
+// Close while an upload streams cuts the upload off: no run, no temp file,
+// and Close returns.
+func TestCloseDuringUpload(t *testing.T) {
+	data := t.TempDir()
+	s := startServer(t, api.Config{DataDir: data})
+	trace, err := os.ReadFile(publicTrace(t, traceSmall))
+	must(t, err)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+	must(t, err)
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/gzip\r\nContent-Length: %d\r\n\r\n", len(trace))
+	conn.Write(trace[:len(trace)/2])
+	waitFor(t, "temp file created", func() bool { return countFiles(t, filepath.Join(data, "blobs", "tmp")) == 1 })
+	closed := make(chan error, 1)
+	go func() { closed <- s.Server.Close() }()
+	select {
+	case err := <-closed:
+		must(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close waited for the streaming upload")
+	}
+	if n := countFiles(t, filepath.Join(data, "blobs", "tmp")); n != 0 {
+		t.Errorf("%d temp files left", n)
+	}
+	s.ts.Close()
+	s.ts = nil
+	s = startServer(t, api.Config{DataDir: data})
+	var list struct{ Total int }
+	getJSON(t, s.URL+"/api/v1/runs", &list)
+	if list.Total != 0 {
+		t.Errorf("%d runs after a cut upload", list.Total)
+	}
+}
