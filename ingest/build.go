@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
 )
 
 // builder turns raw events into a Trace.
@@ -17,7 +20,9 @@ type builder struct {
 	cats       [numCategories]int64
 	other      map[string]*int64 // counts of categories not in cats
 	badTimes   int64             // kept-category events whose ts or dur did not parse
+	negDurs    int64             // kept-category events with a negative dur
 	long       longValue         // events too long to hold, skipped
+	cleaned    int64             // names stored cleaned
 }
 
 // newBuilder returns a builder for the trace read from path.
@@ -72,8 +77,12 @@ func (p *builder) add(s *scanner, ev *rawEvent) error {
 	}
 	start, ok1 := parseMicrosNS(ev.ts)
 	dur, ok2 := parseMicrosNS(ev.dur)
-	if !ok1 || !ok2 {
+	if !ok1 || !ok2 || start > math.MaxInt64-max(dur, 0) {
 		p.badTimes++
+		return nil
+	}
+	if dur < 0 {
+		p.negDurs++
 		return nil
 	}
 	if err := s.args(ev, &ev.a); err != nil {
@@ -188,19 +197,64 @@ func (p *builder) name(ev *rawEvent) StrID {
 	return last.id
 }
 
-// intern interns a raw JSON string, decoding escapes when it has any.
+// intern interns a raw JSON string, decoding escapes when it has any. A
+// new string with control characters or invalid UTF-8 is stored cleaned
+// (see clean).
 func (p *builder) intern(raw []byte) StrID {
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return p.t.Strings.InternBytes(raw)
+	st := p.t.Strings
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		return st.Intern(p.clean(unescape(raw)))
 	}
-	return p.t.Strings.Intern(unescape(raw))
+	if id, ok := st.ids[string(raw)]; ok { // no allocation for a lookup
+		return id
+	}
+	return st.Intern(p.clean(string(raw)))
+}
+
+// clean replaces in str what would garble a terminal or a JSON reply:
+// invalid UTF-8 and control characters become U+FFFD, tabs and line breaks
+// spaces. It returns str itself when there is nothing to replace.
+func (p *builder) clean(str string) string {
+	if !needsCleaning(str) {
+		return str
+	}
+	p.cleaned++
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			return ' '
+		case r < ' ' || r == 0x7f || r >= 0x80 && r < 0xa0:
+			return utf8.RuneError
+		}
+		return r
+	}, strings.ToValidUTF8(str, string(utf8.RuneError)))
+}
+
+// needsCleaning reports whether str holds invalid UTF-8 or a control
+// character.
+func needsCleaning(str string) bool {
+	for _, r := range str {
+		if r < ' ' || r == 0x7f || r >= 0x80 && r < 0xa0 || r == utf8.RuneError {
+			return true
+		}
+	}
+	return false
 }
 
 // unescape decodes the escapes of a raw JSON string; on a bad escape it
-// returns the raw text.
+// returns the raw text. Raw control characters, which JSON does not allow
+// in strings, are read as U+FFFD.
 func unescape(raw []byte) string {
 	q := make([]byte, 0, len(raw)+2)
-	q = append(append(append(q, '"'), raw...), '"')
+	q = append(q, '"')
+	for _, c := range raw {
+		if c < ' ' {
+			q = append(q, `\ufffd`...)
+		} else {
+			q = append(q, c)
+		}
+	}
+	q = append(q, '"')
 	var str string
 	if err := json.Unmarshal(q, &str); err != nil {
 		return string(raw)
@@ -244,7 +298,13 @@ func (p *builder) finish() {
 		p.warn("%s", w)
 	}
 	if p.badTimes > 0 {
-		p.warn("%d events of kept categories had an unreadable ts or dur and were dropped", p.badTimes)
+		p.warn("%d events of kept categories had an unreadable ts or dur (or an end past the int64 nanosecond range) and were dropped", p.badTimes)
+	}
+	if p.cleaned > 0 {
+		p.warn("%d names held control characters or invalid UTF-8, shown as U+FFFD", p.cleaned)
+	}
+	if p.negDurs > 0 {
+		p.warn("%d events of kept categories had a negative dur and were dropped", p.negDurs)
 	}
 }
 

@@ -24,7 +24,7 @@ func (p *builder) topValue(key string, raw []byte) error {
 	case "baseTimeNanoseconds":
 		v, ok := parseInt(raw)
 		if !ok {
-			p.warn("baseTimeNanoseconds %s is not an integer", raw)
+			p.warn("baseTimeNanoseconds %s is not an integer", excerpt(raw))
 		}
 		m.BaseTimeNS = v
 	default:
@@ -58,76 +58,119 @@ func scalarText(raw []byte) string {
 	return string(raw)
 }
 
-// devices decodes deviceProperties.
+// fields is a JSON object decoded one level deep: each member is decoded
+// on its own, so that one member of an unexpected type does not lose the
+// others.
+type fields map[string]json.RawMessage
+
+// objects decodes raw, a JSON array of objects; it reports false for
+// anything else.
+func objects(raw []byte) ([]fields, bool) {
+	var fs []fields
+	return fs, json.Unmarshal(raw, &fs) == nil
+}
+
+// devices decodes deviceProperties. A second deviceProperties replaces the
+// first, as in JSON decoders.
 func (p *builder) devices(raw []byte) error {
-	var ds []struct {
-		ID             json.Number `json:"id"`
-		Name           string      `json:"name"`
-		TotalGlobalMem json.Number `json:"totalGlobalMem"`
-		ComputeMajor   json.Number `json:"computeMajor"`
-		ComputeMinor   json.Number `json:"computeMinor"`
-		NumSms         json.Number `json:"numSms"`
-	}
-	if err := json.Unmarshal(raw, &ds); err != nil {
-		p.warn("deviceProperties not understood: %v", err)
+	ds, ok := objects(raw)
+	if !ok {
+		p.warn("deviceProperties is not an array of objects: %s", excerpt(raw))
 		return nil
 	}
+	p.t.Meta.Devices = nil
 	for _, d := range ds {
 		p.t.Meta.Devices = append(p.t.Meta.Devices, Device{
-			ID: numInt(d.ID), Name: d.Name, TotalMemBytes: int64(numInt(d.TotalGlobalMem)),
-			ComputeMajor: numInt(d.ComputeMajor), ComputeMinor: numInt(d.ComputeMinor), NumSMs: numInt(d.NumSms),
+			ID: fieldInt(d["id"]), Name: scalarText(d["name"]), TotalMemBytes: int64(fieldInt(d["totalGlobalMem"])),
+			ComputeMajor: fieldInt(d["computeMajor"]), ComputeMinor: fieldInt(d["computeMinor"]), NumSMs: fieldInt(d["numSms"]),
 		})
 	}
 	return nil
 }
 
-// numInt converts a decoded JSON number to int, 0 when it is not one.
-func numInt(n json.Number) int {
-	v, _ := parseInt([]byte(n))
+// fieldInt converts a JSON number (or quoted number) to int, 0 when it is
+// not one.
+func fieldInt(raw []byte) int {
+	v, _ := parseInt(raw)
 	return int(v)
 }
 
-// distInfo is distributedInfo as written by Kineto.
-type distInfo struct {
-	Backend     string          `json:"backend"`
-	Rank        json.RawMessage `json:"rank"`
-	WorldSize   json.RawMessage `json:"world_size"`
-	NCCLVersion json.RawMessage `json:"nccl_version"`
-	PGConfig    []struct {
-		Name  json.RawMessage `json:"pg_name"`
-		Desc  string          `json:"pg_desc"`
-		Size  json.RawMessage `json:"pg_size"`
-		Ranks json.RawMessage `json:"ranks"`
-	} `json:"pg_config"`
-}
+// maxRanks bounds the ranks and world sizes believed: a larger one is an
+// error in the trace, and would make analysis size tables by it.
+const maxRanks = 1 << 20
 
 // distributed decodes distributedInfo; a rank found there is the trace's.
+// A second distributedInfo replaces the first, as in JSON decoders.
 func (p *builder) distributed(raw []byte) error {
-	var di distInfo
+	var di fields
 	if err := json.Unmarshal(raw, &di); err != nil {
-		p.warn("distributedInfo not understood: %v", err)
+		p.warn("distributedInfo is not an object: %s", excerpt(raw))
 		return nil
 	}
 	d := &p.t.Meta.Distributed
-	d.Present = true
-	d.Backend = di.Backend
-	d.NCCLVersion = scalarText(di.NCCLVersion)
-	if ws, ok := parseInt(di.WorldSize); ok {
-		d.WorldSize = int(ws)
+	*d = Distributed{Present: true, Rank: -1, Backend: scalarText(di["backend"]), NCCLVersion: scalarText(di["nccl_version"])}
+	p.t.Rank, p.t.RankSource = -1, "unknown"
+	if raw, ok := di["world_size"]; ok {
+		if ws, ok := p.count("distributedInfo.world_size", raw); ok && ws > 0 {
+			d.WorldSize = ws
+		}
 	}
-	if r, ok := parseInt(di.Rank); ok && r >= 0 {
-		d.Rank = int(r)
-		p.t.Rank, p.t.RankSource = int(r), "distributedInfo"
+	if raw, ok := di["rank"]; ok {
+		if r, ok := p.count("distributedInfo.rank", raw); ok {
+			d.Rank = r
+			p.t.Rank, p.t.RankSource = r, "distributedInfo"
+		}
 	}
-	for _, g := range di.PGConfig {
-		size, _ := parseInt(g.Size)
-		ranks, err := parseRanks(g.Ranks)
+	if raw, ok := di["pg_config"]; ok {
+		p.groups(raw)
+	}
+	return nil
+}
+
+// count parses a rank or world size; out of range or not a number, it
+// warns and reports false.
+func (p *builder) count(what string, raw []byte) (int, bool) {
+	v, ok := parseInt(raw)
+	if !ok || v < 0 || v >= maxRanks {
+		p.warn("%s %s is not a rank number from 0 to %d: ignored", what, excerpt(raw), maxRanks-1)
+		return 0, false
+	}
+	return int(v), true
+}
+
+// groups decodes distributedInfo.pg_config.
+func (p *builder) groups(raw []byte) {
+	gs, ok := objects(raw)
+	if !ok {
+		p.warn("distributedInfo.pg_config is not an array of objects: %s", excerpt(raw))
+		return
+	}
+	d := &p.t.Meta.Distributed
+	for _, g := range gs {
+		size, _ := parseInt(g["pg_size"])
+		ranks, err := parseRanks(g["ranks"])
 		if err != nil {
 			p.warn("distributedInfo.pg_config ranks: %v", err)
 		}
-		d.Groups = append(d.Groups, ProcessGroup{Name: scalarText(g.Name), Desc: g.Desc, Size: int(size), Ranks: ranks})
+		d.Groups = append(d.Groups, ProcessGroup{Name: scalarText(g["pg_name"]), Desc: scalarText(g["pg_desc"]),
+			Size: int(size), Ranks: ranks})
 	}
-	return nil
+}
+
+// excerpt returns the start of a JSON value for a message, quoted when it
+// holds bytes that are not printable ASCII.
+func excerpt(raw []byte) string {
+	const n = 60
+	t, more := string(raw), ""
+	if len(t) > n {
+		t, more = t[:n], "..."
+	}
+	for _, c := range []byte(t) {
+		if c < ' ' || c > '~' {
+			return strconv.QuoteToASCII(t) + more
+		}
+	}
+	return t + more
 }
 
 // parseRanks reads a rank list given as a JSON array or as a string like
@@ -148,8 +191,8 @@ func parseRanks(raw json.RawMessage) ([]int, error) {
 			continue
 		}
 		r, err := strconv.Atoi(f)
-		if err != nil {
-			return ranks, fmt.Errorf("bad rank %q in %s", f, raw)
+		if err != nil || r < 0 || r >= maxRanks {
+			return ranks, fmt.Errorf("bad rank %q in %s", f, excerpt(raw))
 		}
 		ranks = append(ranks, r)
 	}

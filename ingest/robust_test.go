@@ -1,7 +1,8 @@
 package ingest
 
 import (
-	"errors"
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"runtime"
@@ -110,4 +111,99 @@ func checkOutcome(t *testing.T, tr *Trace, err error, wantErr, warning string, g
 	}
 }
 
-var _ = errors.New
+// gz returns s gzip-compressed.
+func gz(s string) string {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(s))
+	zw.Close()
+	return b.String()
+}
+
+// withDist returns a trace with one kernel and the distributedInfo di.
+func withDist(di string) func() io.Reader {
+	return text(`{"distributedInfo": ` + di + `, "traceEvents": [` + kernelEvent + `]}`)
+}
+
+// kernelAt returns a bare-array trace of one kernel with the given ts and
+// dur texts.
+func kernelAt(ts, dur string) func() io.Reader {
+	return text(`[{"ph": "X", "cat": "kernel", "name": "k", "ts": ` + ts + `, "dur": ` + dur + `}]`)
+}
+
+// TestReadOddInputs reads small inputs that are odd in one way each.
+func TestReadOddInputs(t *testing.T) {
+	doc := `{"traceEvents": [` + kernelEvent + `]}`
+	deep := strings.Repeat("[", 1e6)
+	rank := func(r int) func(*Trace) (string, string) {
+		return func(tr *Trace) (string, string) { return fmt.Sprint(tr.Rank), fmt.Sprint(r) }
+	}
+	tests := []struct {
+		name    string
+		in      func() io.Reader
+		err     string
+		warning string
+		gpu     int
+		check   func(*Trace) (got, want string)
+	}{
+		{"empty", text(""), "not a trace: empty input", "", 0, nil},
+		{"gzip of nothing", text(gz("")), "not a trace: empty input", "", 0, nil},
+		{"gzip header only", text(gz("")[:10]), "truncated gzip stream after 10 compressed bytes", "", 0, nil},
+		{"gzip members concatenated", text(gz(`{"traceEvents": [`+kernelEvent) + gz(", "+kernelEvent+"]}")), "", "", 2, nil},
+		{"byte order mark", text("\xef\xbb\xbf" + doc), "", "", 1, nil},
+		{"traceEvents an object", text(`{"traceEvents": {"a": 1}}`), "not a trace: traceEvents is not an array", "", 0, nil},
+		{"traceEvents a string", text(`{"traceEvents": "[]"}`), "not a trace: traceEvents is not an array", "", 0, nil},
+		{"traceEvents a number", text(`{"traceEvents": 5}`), "not a trace: traceEvents is not an array", "", 0, nil},
+		{"traceEvents null", text(`{"traceEvents": null}`), "not a trace: traceEvents is not an array", "", 0, nil},
+		{"event a string", text(`{"traceEvents": ["x"]}`), `byte offset 17: expected an event object, found '"'`, "", 0, nil},
+		{"ts past int64 ns", kernelAt("1e300", "1"), "", "1 events of kept categories had an unreadable ts or dur", 0, nil},
+		{"dur past int64 ns", kernelAt("1", "99999999999999999999999"), "", "1 events of kept categories had an unreadable ts or dur", 0, nil},
+		{"ts + dur past int64 ns", kernelAt("9000000000000000", "9000000000000000"), "", "an end past the int64 nanosecond range", 0, nil},
+		{"negative dur", kernelAt("1", "-5"), "", "1 events of kept categories had a negative dur and were dropped", 0, nil},
+		{"ts with exponent", kernelAt("1.5e3", "1"), "", "", 1, func(tr *Trace) (string, string) { return fmt.Sprint(tr.GPU.At(0).Start), "1500000" }},
+		{"ts a quoted number", kernelAt(`"12.5"`, "1"), "", "", 1, func(tr *Trace) (string, string) { return fmt.Sprint(tr.GPU.At(0).Start), "12500" }},
+		{"dur a word", kernelAt("1", `"x"`), "", "unreadable ts or dur", 0, nil},
+		{"NaN and Infinity", kernelAt("NaN", "-Infinity"), "", "unreadable ts or dur", 0, nil},
+		{"duplicate keys", text(`[{"ph": "X", "cat": "kernel", "name": "a", "name": "b", "ts": 1, "dur": 1, "ts": 3}]`), "", "", 1,
+			func(tr *Trace) (string, string) {
+				g := tr.GPU.At(0)
+				return fmt.Sprint(tr.Name(g.Name), g.Start), "b3000"
+			}},
+		{"trailing garbage", text(doc + " garbage"), fmt.Sprintf("byte offset %d: data after the end", len(doc)+1), "", 0, nil},
+		{"second top-level value", text(doc + doc), fmt.Sprintf("byte offset %d: data after the end", len(doc)), "", 0, nil},
+		{"distributedInfo a string", withDist(`"x"`), "", `distributedInfo is not an object: "x"`, 1, nil},
+		{"rank a quoted number", withDist(`{"rank": "3", "world_size": "8"}`), "", "", 1,
+			func(tr *Trace) (string, string) { return fmt.Sprint(tr.Rank, tr.WorldSize()), "3 8" }},
+		{"rank a word", withDist(`{"rank": "x"}`), "", `distributedInfo.rank "x" is not a rank number`, 1, rank(-1)},
+		{"rank and world size out of range", withDist(`{"rank": 99999999999, "world_size": -3}`), "",
+			`distributedInfo.rank 99999999999 is not a rank number`, 1, rank(-1)},
+		{"pg_config a string", withDist(`{"rank": 1, "pg_config": "zz"}`), "", `pg_config is not an array of objects: "zz"`, 1, rank(1)},
+		{"backend a number, ranks malformed", withDist(`{"rank": 2, "backend": 5, "pg_config": [{"ranks": {"a": 1}}, {"ranks": "[0, x]"}]}`),
+			"", `bad rank "x" in [0, x]`, 1, rank(2)},
+		{"distributedInfo twice", text(`{"distributedInfo": {"rank": 1, "pg_config": [{"ranks": [0]}]}, ` +
+			`"distributedInfo": {"rank": 2, "pg_config": [{"ranks": [0]}]}, "traceEvents": [` + kernelEvent + `]}`), "", "", 1,
+			func(tr *Trace) (string, string) { return fmt.Sprint(tr.Rank, len(tr.Meta.Distributed.Groups)), "2 1" }},
+		{"deviceProperties an object", text(`{"deviceProperties": {"a": 1}, "traceEvents": []}`), "", `deviceProperties is not an array of objects: {"a": 1}`, 0, nil},
+		{"control characters and invalid UTF-8 in a name", kernelAt("1", "1, \"name\": \"a\x01\x1b[2J\xff\\u0007\tb\""), "", "1 names held control characters", 1,
+			func(tr *Trace) (string, string) {
+				return tr.Name(tr.GPU.At(0).Name), "a\ufffd\ufffd[2J\ufffd\ufffd\ufffdb"
+			}},
+		{"args nested a million deep", text(`[{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": {"a": ` +
+			deep + strings.Repeat("]", 1e6) + `}}]`), "", "", 1, nil},
+		{"args nested a million deep, unclosed", text(`[{"ph": "X", "cat": "kernel", "name": "k", "args": {"a": ` + deep + `}}]`),
+			"unexpected end of input", "", 0, nil},
+		{"distributedInfo nested a million deep", text(`{"distributedInfo": ` + deep + strings.Repeat("]", 1e6) + `, "traceEvents": []}`),
+			"", `distributedInfo is not an object: [[[[`, 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr, err := Read(tt.in(), "bad.json", Options{})
+			checkOutcome(t, tr, err, tt.err, tt.warning, tt.gpu)
+			if err == nil && tt.check != nil {
+				if got, want := tt.check(tr); got != want {
+					t.Errorf("got %q, want %q", got, want)
+				}
+			}
+		})
+	}
+}

@@ -172,7 +172,7 @@ func (s *scanner) literal(i int) ([]byte, int, error) {
 // literalBytes are the bytes that numbers, true, false and null are made
 // of. It is never written after initialization.
 var literalBytes = func() (t [256]bool) {
-	for _, c := range []byte("0123456789abcdefghijklmnopqrstuvwxyz-+.E") {
+	for _, c := range []byte("0123456789abcdefghijklmnopqrstuvwxyz-+.EIN") { // NaN, Infinity: Python writes them
 		t[c] = true
 	}
 	return t
@@ -189,7 +189,7 @@ func (s *scanner) skip(i int) (int, error) {
 		return next, err
 	case '{', '[':
 		return s.skipContainer(i)
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 't', 'f', 'n':
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 't', 'f', 'n', 'N', 'I':
 	default:
 		return 0, s.unexpected(i, "a JSON value")
 	}
