@@ -9,13 +9,21 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// chartFormats maps a chart file extension to its content type.
-var chartFormats = map[string]string{"svg": "image/svg+xml", "png": "image/png"}
+// chartType returns the content type of a chart format ("" for none).
+func chartType(format string) string {
+	switch format {
+	case "svg":
+		return "image/svg+xml"
+	case "png":
+		return "image/png"
+	}
+	return ""
+}
 
 // splitChart splits "breakdown.svg" into kind and format.
 func splitChart(file string) (kind, format string, err error) {
 	kind, format, ok := strings.Cut(file, ".")
-	if !ok || chartFormats[format] == "" {
+	if !ok || chartType(format) == "" {
 		return "", "", echo.NewHTTPError(http.StatusNotFound,
 			fmt.Sprintf("chart %q: want KIND.svg or KIND.png", file))
 	}
@@ -48,7 +56,7 @@ func (s *Server) getChart(c echo.Context) error {
 		return fmt.Errorf("chart %s of run %s: %w", kind, c.Param("id"), err)
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "private, max-age=60")
-	return c.Blob(http.StatusOK, chartFormats[format], img)
+	return c.Blob(http.StatusOK, chartType(format), img)
 }
 
 // getDiffChart handles GET /api/v1/diff/charts/{kind}.{svg|png}.
@@ -68,5 +76,5 @@ func (s *Server) getDiffChart(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("diff chart: %w", err)
 	}
-	return c.Blob(http.StatusOK, chartFormats[format], img)
+	return c.Blob(http.StatusOK, chartType(format), img)
 }

@@ -16,11 +16,17 @@ import (
 	"kinetoscope/render"
 )
 
-// diffTypes maps the diff formats to their content types.
-var diffTypes = map[string]string{
-	"json":     echo.MIMEApplicationJSON,
-	"markdown": "text/markdown; charset=utf-8",
-	"table":    echo.MIMETextPlainCharsetUTF8,
+// diffType returns the content type of a diff format ("" for none).
+func diffType(format string) string {
+	switch format {
+	case "json":
+		return echo.MIMEApplicationJSON
+	case "markdown":
+		return "text/markdown; charset=utf-8"
+	case "table":
+		return echo.MIMETextPlainCharsetUTF8
+	}
+	return ""
 }
 
 // getDiff handles GET /api/v1/diff?base=&head=&rank=&phase=&format=.
@@ -29,8 +35,8 @@ func (s *Server) getDiff(c echo.Context) error {
 	if format == "" {
 		format = "json"
 	}
-	ctype, ok := diffTypes[format]
-	if !ok {
+	ctype := diffType(format)
+	if ctype == "" {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad format %q: want json, markdown or table", format))
 	}
 	d, err := s.Diff(c.Request().Context(), c.QueryParams())

@@ -164,10 +164,10 @@ func TestConcurrentSameBytes(t *testing.T) {
 	}
 }
 
-// A client that disconnects mid-upload leaves no run and no temp file.
-func TestDisconnectMidUpload(t *testing.T) {
-	data := t.TempDir()
-	s := startServer(t, api.Config{DataDir: data})
+// halfUpload sends half of a real trace as an upload to s, whose data
+// directory is data, and returns once the server stores it in a temp file.
+func halfUpload(t *testing.T, s *testServer, data string) net.Conn {
+	t.Helper()
 	trace, err := os.ReadFile(publicTrace(t, traceSmall))
 	must(t, err)
 	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
@@ -175,6 +175,14 @@ func TestDisconnectMidUpload(t *testing.T) {
 	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/gzip\r\nContent-Length: %d\r\n\r\n", len(trace))
 	conn.Write(trace[:len(trace)/2])
 	waitFor(t, "temp file created", func() bool { return countFiles(t, filepath.Join(data, "blobs", "tmp")) == 1 })
+	return conn
+}
+
+// A client that disconnects mid-upload leaves no run and no temp file.
+func TestDisconnectMidUpload(t *testing.T) {
+	data := t.TempDir()
+	s := startServer(t, api.Config{DataDir: data})
+	conn := halfUpload(t, s, data)
 	conn.Close()
 	waitFor(t, "temp file removed", func() bool { return countFiles(t, filepath.Join(data, "blobs", "tmp")) == 0 })
 	var list struct{ Total int }
@@ -184,20 +192,14 @@ func TestDisconnectMidUpload(t *testing.T) {
 	}
 }
 
-// Charts, reports and diffs of a run that failed analysis or is still
-// queued are refused with 422 or 409 and a message.
+// Reports, charts and diffs of a run being analysed or still queued are
+// refused with 409 and a message.
 func TestNotReadyRuns(t *testing.T) {
 	started := make(chan string, 1)
 	s := startWith(t, api.Config{DataDir: t.TempDir(), Workers: 1}, blockingPipeline(started, nil, make(chan error, 2)))
 	running := uploadFile(t, s.URL, publicTrace(t, traceSmall), "")
 	<-started
 	queued := uploadFile(t, s.URL, publicTrace(t, traceRank0), "")
-	code, body := do(t, "POST", s.URL+"/api/v1/runs", "application/json", strings.NewReader(`{"traceEvents": [`))
-	if code != http.StatusAccepted {
-		t.Fatalf("upload: %d %s", code, body)
-	}
-	var failed created
-	must(t, json.Unmarshal(body, &failed))
 	tests := []struct {
 		id   string
 		code int
@@ -210,11 +212,10 @@ func TestNotReadyRuns(t *testing.T) {
 			}
 		}
 	}
-	code, body = do(t, "GET", s.URL+"/api/v1/diff?base="+running.ID+"&head="+queued.ID, "", nil)
+	code, body := do(t, "GET", s.URL+"/api/v1/diff?base="+running.ID+"&head="+queued.ID, "", nil)
 	if code != http.StatusConflict {
 		t.Errorf("diff of unfinished runs: %d %s", code, body)
 	}
-	_ = failed // analysed after the blocked runs: see TestFailedRunCharts
 }
 
 // Charts of a run that failed analysis are refused with 422.
@@ -380,14 +381,8 @@ func TestMissingBlobQueued(t *testing.T) {
 func TestCloseDuringUpload(t *testing.T) {
 	data := t.TempDir()
 	s := startServer(t, api.Config{DataDir: data})
-	trace, err := os.ReadFile(publicTrace(t, traceSmall))
-	must(t, err)
-	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
-	must(t, err)
+	conn := halfUpload(t, s, data)
 	defer conn.Close()
-	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/gzip\r\nContent-Length: %d\r\n\r\n", len(trace))
-	conn.Write(trace[:len(trace)/2])
-	waitFor(t, "temp file created", func() bool { return countFiles(t, filepath.Join(data, "blobs", "tmp")) == 1 })
 	closed := make(chan error, 1)
 	go func() { closed <- s.Server.Close() }()
 	select {

@@ -182,7 +182,7 @@ func (s *Server) getTrace(c echo.Context) error {
 		defer rc.Close()
 		w.Header().Set(echo.HeaderContentDisposition, attachment(f.Name))
 		w.Header().Set(echo.HeaderContentLength, strconv.FormatInt(f.Size, 10))
-		return c.Stream(http.StatusOK, contentTypes[f.Kind], rc)
+		return c.Stream(http.StatusOK, contentType(f.Kind), rc)
 	}
 	w.Header().Set(echo.HeaderContentDisposition, attachment(run.ID+".tar"))
 	w.Header().Set(echo.HeaderContentType, "application/x-tar")
@@ -190,10 +190,22 @@ func (s *Server) getTrace(c echo.Context) error {
 	return s.writeTar(ctx, w, run)
 }
 
-var contentTypes = map[string]string{
-	kindJSON: "application/json", kindGzip: "application/gzip", kindTarGz: "application/gzip",
-	kindTar: "application/x-tar", kindZip: "application/zip",
+// contentType returns the content type of a stored file's kind.
+func contentType(kind string) string {
+	switch kind {
+	case kindJSON:
+		return "application/json"
+	case kindGzip, kindTarGz:
+		return "application/gzip"
+	case kindTar:
+		return "application/x-tar"
+	case kindZip:
+		return "application/zip"
+	}
+	return "application/octet-stream"
 }
+
+// attachment returns a Content-Disposition that downloads as name.
 
 func attachment(name string) string {
 	return `attachment; filename="` + strings.ReplaceAll(name, `"`, "_") + `"`
@@ -204,7 +216,7 @@ func (s *Server) writeTar(ctx context.Context, w io.Writer, run *store.Run) erro
 	tw := tar.NewWriter(w)
 	for _, f := range run.Files {
 		if err := tw.WriteHeader(&tar.Header{Name: f.Name, Mode: 0o644, Size: f.Size, ModTime: run.Created}); err != nil {
-			return err
+			return fmt.Errorf("tar of run %s: %w", run.ID, err)
 		}
 		rc, err := s.blobs.Open(ctx, f.SHA256)
 		if err != nil {
@@ -213,10 +225,13 @@ func (s *Server) writeTar(ctx context.Context, w io.Writer, run *store.Run) erro
 		_, err = io.Copy(tw, rc)
 		rc.Close()
 		if err != nil {
-			return err
+			return fmt.Errorf("tar of run %s: %s: %w", run.ID, f.Name, err)
 		}
 	}
-	return tw.Close()
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("tar of run %s: %w", run.ID, err)
+	}
+	return nil
 }
 
 // deleteRun handles DELETE /api/v1/runs/{id}.

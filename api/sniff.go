@@ -24,9 +24,19 @@ const (
 	kindZip   = "zip"
 )
 
-// kindExt is the file name extension readers expect for each kind.
-var kindExt = map[string]string{
-	kindJSON: ".json", kindGzip: ".json.gz", kindTar: ".tar", kindTarGz: ".tar.gz", kindZip: ".zip",
+// kindExt returns the file name extension readers expect for a kind.
+func kindExt(kind string) string {
+	switch kind {
+	case kindGzip:
+		return ".json.gz"
+	case kindTar:
+		return ".tar"
+	case kindTarGz:
+		return ".tar.gz"
+	case kindZip:
+		return ".zip"
+	}
+	return ".json"
 }
 
 // inputError is a problem with what the client sent: it answers with Code
@@ -36,6 +46,7 @@ type inputError struct {
 	Msg  string
 }
 
+// Error returns the message.
 func (e *inputError) Error() string { return e.Msg }
 
 func badInput(format string, args ...any) error {
@@ -85,8 +96,10 @@ func (l limits) validate(name, kind string, r io.Reader) (string, error) {
 	case kindTar:
 		return kind, l.validateTar(name, r)
 	}
-	_, err := io.Copy(io.Discard, r) // zip: checked once stored
-	return kind, err
+	if _, err := io.Copy(io.Discard, r); err != nil { // zip: checked once stored
+		return kind, fmt.Errorf("%s: read: %w", name, err)
+	}
+	return kind, nil
 }
 
 // checkJSONStart checks that a trace begins with a JSON object or array.
@@ -100,7 +113,7 @@ func checkJSONStart(name string, br *bufio.Reader) error {
 			return badInput("%s: not JSON: only whitespace", name)
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: read: %w", name, err)
 		}
 		switch {
 		case off == 0 && c == 0xEF: // UTF-8 byte order mark
@@ -108,8 +121,10 @@ func checkJSONStart(name string, br *bufio.Reader) error {
 			off += 2
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 		case c == '{' || c == '[':
-			_, err := io.Copy(io.Discard, br)
-			return err
+			if _, err := io.Copy(io.Discard, br); err != nil {
+				return fmt.Errorf("%s: read: %w", name, err)
+			}
+			return nil
 		default:
 			return badInput("%s: not a JSON trace: expected '{' at byte offset %d, found %q", name, off, c)
 		}
@@ -172,6 +187,7 @@ type inflateLimit struct {
 	err  error
 }
 
+// Read reads decompressed bytes, failing once a limit is passed.
 func (l *inflateLimit) Read(p []byte) (int, error) {
 	if l.err != nil {
 		return 0, l.err
@@ -196,6 +212,7 @@ type countReader struct {
 	n int64
 }
 
+// Read reads from the underlying reader and counts.
 func (c *countReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)

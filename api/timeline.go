@@ -39,7 +39,7 @@ func (s *Server) getTimeline(c echo.Context, format string) error {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "private, max-age=300")
-	return c.Blob(http.StatusOK, chartFormats[format], img)
+	return c.Blob(http.StatusOK, chartType(format), img)
 }
 
 // intQuery parses an optional whole-number query parameter; -1 when absent.

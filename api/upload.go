@@ -20,11 +20,15 @@ import (
 	"kinetoscope/api/store"
 )
 
-// bodyTypes are the content types accepted for a single-file upload body.
-var bodyTypes = map[string]bool{
-	"application/json": true, "application/gzip": true, "application/x-gzip": true,
-	"application/octet-stream": true, "application/x-tar": true, "application/x-gtar": true,
-	"application/zip": true, "application/x-zip-compressed": true,
+// isBodyType reports whether a content type is accepted for a
+// single-file upload body.
+func isBodyType(ct string) bool {
+	switch ct {
+	case "application/json", "application/gzip", "application/x-gzip", "application/octet-stream",
+		"application/x-tar", "application/x-gtar", "application/zip", "application/x-zip-compressed":
+		return true
+	}
+	return false
 }
 
 // createRun handles POST /api/v1/runs.
@@ -50,7 +54,7 @@ func (s *Server) createRun(c echo.Context) error {
 	switch {
 	case ct == "multipart/form-data":
 		read = func() error { return s.readMultipart(req, params["boundary"], &up) }
-	case bodyTypes[ct]:
+	case isBodyType(ct):
 		read = func() error { return s.storeFile(req.Context(), req.Body, c.QueryParam("filename"), &up) }
 	default:
 		return unsupportedType(ct)
@@ -252,7 +256,7 @@ func (s *Server) storeFile(ctx context.Context, r io.Reader, name string, up *up
 	head, err := br.Peek(512)
 	if len(head) == 0 {
 		if err != nil && err != io.EOF {
-			return err
+			return fmt.Errorf("%s: read: %w", displayName(name), err)
 		}
 		return badInput("%s: empty body: nothing to analyse", displayName(name))
 	}
@@ -276,8 +280,8 @@ func (s *Server) storeFile(ctx context.Context, r io.Reader, name string, up *up
 	sha, size, perr := s.blobs.Put(ctx, io.TeeReader(br, pw))
 	pw.CloseWithError(perr)
 	res := <-done
-	if perr != nil {
-		return perr // the validator's error when it stopped first
+	if perr != nil { // the validator's error when it stopped first
+		return fmt.Errorf("store %s: %w", displayName(name), perr)
 	}
 	up.stored = append(up.stored, sha)
 	if res.err != nil {
@@ -285,7 +289,7 @@ func (s *Server) storeFile(ctx context.Context, r io.Reader, name string, up *up
 	}
 	f := store.File{Name: name, SHA256: sha, Size: size, Kind: res.kind}
 	if f.Name == "" {
-		f.Name = "upload" + kindExt[f.Kind]
+		f.Name = "upload" + kindExt(f.Kind)
 	}
 	if kind == kindZip {
 		p, err := s.blobs.Local(ctx, sha)
@@ -441,6 +445,7 @@ type deadlineBody struct {
 	p *pusher
 }
 
+// Read pushes the deadlines and reads the body.
 func (d *deadlineBody) Read(b []byte) (int, error) {
 	d.p.touch()
 	return d.ReadCloser.Read(b)
@@ -452,6 +457,7 @@ type deadlineWriter struct {
 	p *pusher
 }
 
+// Write pushes the deadlines and writes the response.
 func (d *deadlineWriter) Write(b []byte) (int, error) {
 	d.p.touch()
 	return d.ResponseWriter.Write(b)

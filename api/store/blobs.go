@@ -62,7 +62,7 @@ func (d *Dir) Put(ctx context.Context, r io.Reader) (string, int64, error) {
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(tmp, h), ctxReader{ctx, r})
 	if err != nil {
-		return "", n, err
+		return "", n, fmt.Errorf("blob store: copy after %d bytes: %w", n, err)
 	}
 	if err := tmp.Sync(); err != nil {
 		return "", n, fmt.Errorf("blob store: %w", err)
@@ -123,6 +123,7 @@ type ctxReader struct {
 	r   io.Reader
 }
 
+// Read fails once the context is done, else reads.
 func (c ctxReader) Read(p []byte) (int, error) {
 	if err := c.ctx.Err(); err != nil {
 		return 0, err

@@ -11,51 +11,53 @@ import (
 	"kinetoscope/analyze/diff"
 )
 
-// funcs are the template functions.
-var funcs = template.FuncMap{
-	"ms": msText,
-	"rank": func(n int) string {
-		if n < 0 {
-			return "?"
-		}
-		return strconv.Itoa(n)
-	},
-	"pct":   func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + "%" },
-	"num":   numText,
-	"bytes": bytesText,
-	"when":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-	"short": func(s string, n int) string {
-		if len(s) <= n {
-			return s
-		}
-		return s[:n-1] + "…"
-	},
-	"signedMS": signedMS,
-	"msv":      msValue,
-	"perStep":  phaseStep,
-	"plural": func(n int, what string) string {
-		if n == 1 {
-			return "1 " + what
-		}
-		return strconv.Itoa(n) + " " + what + "s"
-	},
-	"stepsOf":   stepsOf,
-	"rankQuery": func(n int) template.URL { return template.URL("rank=" + strconv.Itoa(n)) },
-	"msd":       func(us float64) string { return signed(us, msValue(us)) },
-	"usv":       usValue,
-	"usd":       func(us float64) string { return signed(us, usValue(us)) },
-	"numd":      func(v float64) string { return signed(v, numText(v)) },
-	"signedPct": func(v float64) string { return signed(v, strconv.FormatFloat(v, 'f', 1, 64)+"%") },
-	"ci":        ciText,
-	"sub":       func(a, b float64) float64 { return a - b },
-	"pctChange": func(base, head float64) float64 { return 100 * (head - base) / base },
-	"dict":      dict,
-	"percentOf": func(a, b int64) int {
-		if b <= 0 {
-			return 0
-		}
-		return int(math.Min(100, 100*float64(a)/float64(b)))
-	},
+// funcs returns the template functions.
+func funcs() template.FuncMap {
+	return template.FuncMap{
+		"ms": msText,
+		"rank": func(n int) string {
+			if n < 0 {
+				return "?"
+			}
+			return strconv.Itoa(n)
+		},
+		"pct":   func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + "%" },
+		"num":   numText,
+		"bytes": bytesText,
+		"when":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"short": func(s string, n int) string {
+			if len(s) <= n {
+				return s
+			}
+			return s[:n-1] + "…"
+		},
+		"signedMS": signedMS,
+		"msv":      msValue,
+		"perStep":  phaseStep,
+		"plural": func(n int, what string) string {
+			if n == 1 {
+				return "1 " + what
+			}
+			return strconv.Itoa(n) + " " + what + "s"
+		},
+		"stepsOf":   stepsOf,
+		"rankQuery": func(n int) template.URL { return template.URL("rank=" + strconv.Itoa(n)) },
+		"msd":       func(us float64) string { return signed(us, msValue(us)) },
+		"usv":       usValue,
+		"usd":       func(us float64) string { return signed(us, usValue(us)) },
+		"numd":      func(v float64) string { return signed(v, numText(v)) },
+		"signedPct": func(v float64) string { return signed(v, strconv.FormatFloat(v, 'f', 1, 64)+"%") },
+		"ci":        ciText,
+		"sub":       func(a, b float64) float64 { return a - b },
+		"pctChange": func(base, head float64) float64 { return 100 * (head - base) / base },
+		"dict":      dict,
+		"percentOf": func(a, b int64) int {
+			if b <= 0 {
+				return 0
+			}
+			return int(math.Min(100, 100*float64(a)/float64(b)))
+		},
+	}
 }
 
 // msText prints microseconds as milliseconds, or microseconds when small.

@@ -48,15 +48,13 @@ type Pages struct {
 	sums      summaries
 }
 
-// pageNames are the page templates; each is parsed with layout.html.
-var pageNames = []string{"index", "run", "diff", "error"}
-
 // New parses the templates. needToken shows a token field on the upload
 // form.
 func New(b Backend, needToken bool) (*Pages, error) {
 	p := &Pages{b: b, needToken: needToken, tmpl: map[string]*template.Template{}}
-	for _, name := range pageNames {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+	// Each page template is parsed with layout.html.
+	for _, name := range []string{"index", "run", "diff", "error"} {
+		t, err := template.New("layout.html").Funcs(funcs()).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("web template %s: %w", name, err)
 		}
@@ -208,7 +206,7 @@ func WantsHTML(r *http.Request) bool {
 // ErrorPage answers with an HTML error page.
 func ErrorPage(c echo.Context, code int, msg string) {
 	var buf bytes.Buffer
-	t, _ := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/error.html")
+	t, _ := template.New("layout.html").Funcs(funcs()).ParseFS(templateFS, "templates/layout.html", "templates/error.html")
 	if t == nil || t.Execute(&buf, map[string]any{"Title": http.StatusText(code), "Code": code, "Message": msg}) != nil {
 		c.String(code, msg)
 		return

@@ -57,7 +57,7 @@ func timeline(path string, maxUncompressed int64, r *analyze.Report, rank, step 
 	}
 	in, err := fromtrace.Timeline(set, r, analyzeOptions(), rank, step)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("timeline of rank %d, step %d: %w", rank, step, err)
 	}
 	return render.Timeline(in, f)
 }

@@ -95,7 +95,7 @@ func serve(ctx context.Context, ln net.Listener, f *serveFlags, stdout io.Writer
 	log.Info("kinetoscope serving", "url", "http://"+displayAddr(ln.Addr()), "data", f.data, "token", f.token != "")
 	select {
 	case err := <-errc:
-		return err
+		return fmt.Errorf("serve http on %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
 	}
 	shutdown(hs, f.grace, log)
