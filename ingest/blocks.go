@@ -38,21 +38,24 @@ type blockReader struct {
 	free         chan *block
 	done         chan struct{}
 	size, prefix int
+	first        int   // size of the first block
 	allocated    int   // blocks made so far, by the reading goroutine
 	err          error // set before full is closed
 	total        int64 // bytes delivered; read only after full is closed
 }
 
 // newBlockReader starts reading r in blocks of size bytes with prefix bytes
-// of room before each. limit, when positive, bounds the bytes read. The
-// consumer calls close when it is done.
-func newBlockReader(r io.Reader, limit int64, size, prefix int) *blockReader {
+// of room before each; the first block has first bytes (at most size), so
+// that a small file costs a small block. limit, when positive, bounds the
+// bytes read. The consumer calls close when it is done.
+func newBlockReader(r io.Reader, limit int64, size, prefix, first int) *blockReader {
 	br := &blockReader{
 		full:   make(chan *block, blocksInFlight),
 		free:   make(chan *block, blocksInFlight+2),
 		done:   make(chan struct{}),
 		size:   size,
 		prefix: prefix,
+		first:  min(first, size),
 	}
 	go br.run(r, limit)
 	return br
@@ -96,6 +99,11 @@ func (br *blockReader) get() *block {
 	case b := <-br.free:
 		return b
 	default:
+	}
+	if br.allocated == 0 && br.first > 0 && br.first < br.size {
+		br.allocated++
+		prefix := min(br.prefix, max(br.first/16, 16))
+		return &block{mem: make([]byte, prefix+br.first), prefix: prefix}
 	}
 	if br.allocated < blocksInFlight+2 {
 		br.allocated++

@@ -28,10 +28,13 @@ func Open(path string, opt Options) (*Set, error) {
 		return nil, err
 	}
 	c := &collector{set: &Set{Path: path}, opt: opt}
-	if st.IsDir() {
+	switch {
+	case st.IsDir():
 		err = c.dir(path)
-	} else {
+	case st.Mode().IsRegular():
 		err = c.file(path, st.Size())
+	default:
+		err = fmt.Errorf("%s: not a regular file or directory (%s)", path, st.Mode().Type())
 	}
 	if err != nil {
 		return nil, err
@@ -77,9 +80,13 @@ func (c *collector) dir(root string) error {
 		if d.IsDir() || !isTraceName(d.Name()) {
 			return nil
 		}
-		info, err := d.Info()
+		info, err := os.Stat(p) // through a symbolic link
 		if err != nil {
 			c.fail(p, err)
+			return nil
+		}
+		if !info.Mode().IsRegular() { // a FIFO would block the walk
+			c.set.SetAside = append(c.set.SetAside, SetAside{Path: p, Reason: "not a regular file (" + info.Mode().Type().String() + ")"})
 			return nil
 		}
 		c.add(p, func() (*Trace, error) { return c.readPath(p, info.Size()) })
@@ -133,14 +140,24 @@ func (c *collector) readPath(p string, size int64) (*Trace, error) {
 	return readTrace(f, p, size, c.opt, blockSize)
 }
 
-// tar reads the trace members of a tar stream.
+// tar reads the trace members of a tar stream. With a limit on
+// uncompressed bytes, the bytes of the other members (which tar.Reader
+// reads to pass them) are bounded by it too: a gzip bomb there would
+// otherwise be decompressed in full.
 func (c *collector) tar(p string, r io.Reader) error {
 	c.many = true
+	skip := &skipBudget{r: r, left: c.opt.MaxUncompressedBytes}
+	if skip.left > 0 {
+		r = skip
+	}
 	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
 			return nil
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("truncated: %w", err)
 		}
 		if err != nil {
 			c.fail(p, fmt.Errorf("reading tar archive: %w", err))
@@ -150,8 +167,30 @@ func (c *collector) tar(p string, r io.Reader) error {
 			continue
 		}
 		name := p + "!" + h.Name
+		skip.reading = true
 		c.add(name, func() (*Trace, error) { return readTrace(tr, name, h.Size, c.opt, blockSize) })
+		skip.reading = false
 	}
+}
+
+// skipBudget reads r and fails once more than left bytes were read while
+// reading is false.
+type skipBudget struct {
+	r       io.Reader
+	left    int64
+	reading bool
+}
+
+// Read implements io.Reader.
+func (b *skipBudget) Read(p []byte) (int, error) {
+	if !b.reading && b.left < 0 {
+		return 0, fmt.Errorf("%w: members that are not traces hold more bytes than the limit", ErrTooLarge)
+	}
+	n, err := b.r.Read(p)
+	if !b.reading {
+		b.left -= int64(n)
+	}
+	return n, err
 }
 
 // zip reads the trace members of a zip archive.

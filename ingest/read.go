@@ -64,7 +64,11 @@ func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b 
 // block size (tests make it small). Errors do not name the file: callers do.
 func readTrace(r io.Reader, path string, size int64, opt Options, bs int) (*Trace, error) {
 	cr := &countingReader{r: r}
-	br := bufio.NewReaderSize(cr, 256<<10)
+	bufSize := 256 << 10
+	if size > 0 {
+		bufSize = int(min(int64(bufSize), max(size+16, 4096))) // a small file, a small buffer
+	}
+	br := bufio.NewReaderSize(cr, bufSize)
 	head, _ := br.Peek(2)
 	var src io.Reader = br
 	gz := isGzip(head)
@@ -76,11 +80,26 @@ func readTrace(r io.Reader, path string, size int64, opt Options, bs int) (*Trac
 		defer zr.Close()
 		src = zr
 	}
-	t, err := parse(src, path, size, cr, opt, bs)
-	if err != nil && gz {
+	t, err := parse(src, path, size, cr, opt, bs, firstBlock(size, gz))
+	switch {
+	case err != nil && gz:
 		err = gzipError(err, cr.n.Load())
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		err = fmt.Errorf("input ends early, after %d bytes (truncated archive member?): %w", cr.n.Load(), err)
 	}
 	return t, err
+}
+
+// firstBlock returns the size of the first block for an input of size
+// bytes (0: unknown), compressed or not: a small file needs a small block.
+func firstBlock(size int64, gz bool) int {
+	switch {
+	case size <= 0 || size > blockSize:
+		return blockSize
+	case gz:
+		return int(max(min(size*32, blockSize), 4096))
+	}
+	return int(max(size+1, 4096))
 }
 
 // gzipError makes decompression errors say what happened.
@@ -97,8 +116,9 @@ func gzipError(err error, n int64) error {
 
 // parse reads the JSON text of a trace from r on two goroutines: one reads
 // (and so decompresses) blocks, this one parses them.
-func parse(r io.Reader, path string, size int64, cr *countingReader, opt Options, bs int) (*Trace, error) {
-	src := newBlockReader(r, opt.MaxUncompressedBytes, bs, max(bs/16, 16))
+// first is the size of the first block.
+func parse(r io.Reader, path string, size int64, cr *countingReader, opt Options, bs, first int) (*Trace, error) {
+	src := newBlockReader(r, opt.MaxUncompressedBytes, bs, max(bs/16, 16), first)
 	defer src.close()
 	s := &scanner{src: src, maxValue: maxValueBytes}
 	p := newBuilder(path)
