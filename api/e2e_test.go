@@ -83,16 +83,7 @@ func TestEndToEnd(t *testing.T) {
 	// Upload: a raw gzip body, and a multipart of two ranks of one job.
 	a := uploadFile(t, s.URL, h100, "&name=h100&label=gpu=h100,model=qwen")
 	b := uploadFile(t, s.URL, mi300, "&name=mi300&label=gpu=mi300&label=model=qwen")
-	ct, body := multipartBody(t, "sampled 2 ranks", "job=sampled", publicTrace(t, traceRank0), publicTrace(t, traceRank1))
-	code, resp := do(t, "POST", s.URL+"/api/v1/runs", ct, body)
-	if code != http.StatusAccepted {
-		t.Fatalf("multipart upload: %d %s", code, resp)
-	}
-	var m created
-	must(t, json.Unmarshal(resp, &m))
-	if len(m.Run.Files) != 2 || m.StatusURL != "/api/v1/runs/"+m.ID {
-		t.Fatalf("multipart run: %+v", m)
-	}
+	m := uploadTwoRanks(t, s.URL)
 
 	// Poll until analysed; the reports match a direct analysis.
 	for _, c := range []struct {
@@ -124,8 +115,31 @@ func TestEndToEnd(t *testing.T) {
 	if code, _ := do(t, "GET", s.URL+"/api/v1/runs/"+m.ID, "", nil); code != http.StatusNotFound {
 		t.Fatalf("deleted run: got %d, want 404", code)
 	}
+	checkRestart(t, s, data, a.ID, b.ID, h100)
+}
+
+// uploadTwoRanks uploads the two sampled ranks as one multipart run.
+func uploadTwoRanks(t *testing.T, base string) created {
+	t.Helper()
+	ct, body := multipartBody(t, "sampled 2 ranks", "job=sampled", publicTrace(t, traceRank0), publicTrace(t, traceRank1))
+	code, resp := do(t, "POST", base+"/api/v1/runs", ct, body)
+	if code != http.StatusAccepted {
+		t.Fatalf("multipart upload: %d %s", code, resp)
+	}
+	var m created
+	must(t, json.Unmarshal(resp, &m))
+	if len(m.Run.Files) != 2 || m.StatusURL != "/api/v1/runs/"+m.ID {
+		t.Fatalf("multipart run: %+v", m)
+	}
+	return m
+}
+
+// checkRestart stops s and starts a server on its data directory again:
+// runs a and b are there with the same report, a's trace and b's charts.
+func checkRestart(t *testing.T, s *testServer, data, a, b, aTrace string) {
+	t.Helper()
 	var before analyze.Report
-	getJSON(t, s.URL+"/api/v1/runs/"+a.ID+"/report", &before)
+	getJSON(t, s.URL+"/api/v1/runs/"+a+"/report", &before)
 	s.stop()
 
 	s2 := startServer(t, api.Config{DataDir: data})
@@ -138,12 +152,12 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("after restart: %d runs, want 2", list.Total)
 	}
 	var after analyze.Report
-	getJSON(t, s2.URL+"/api/v1/runs/"+a.ID+"/report", &after)
+	getJSON(t, s2.URL+"/api/v1/runs/"+a+"/report", &after)
 	if !reflect.DeepEqual(before, after) {
 		t.Error("report changed across the restart")
 	}
-	checkTrace(t, s2.URL, a.ID, h100)
-	checkCharts(t, s2.URL, b.ID)
+	checkTrace(t, s2.URL, a, aTrace)
+	checkCharts(t, s2.URL, b)
 }
 
 // checkTwoRanks waits for a run of the two sampled ranks and checks that

@@ -403,3 +403,45 @@ func TestCloseDuringUpload(t *testing.T) {
 		t.Errorf("%d runs after a cut upload", list.Total)
 	}
 }
+
+// A delete is not held up by an upload streaming meanwhile, even one of
+// the same bytes as the deleted run: the upload completes afterwards with
+// its own copy of the file.
+func TestDeleteDuringUpload(t *testing.T) {
+	data := t.TempDir()
+	s := startServer(t, api.Config{DataDir: data})
+	path := publicTrace(t, traceSmall)
+	old := uploadFile(t, s.URL, path, "")
+	waitRun(t, s.URL, old.ID)
+	conn := halfUpload(t, s, data)
+	defer conn.Close()
+	deleted := make(chan int, 1)
+	go func() {
+		code, _ := do(t, "DELETE", s.URL+"/api/v1/runs/"+old.ID, "", nil)
+		deleted <- code
+	}()
+	select {
+	case code := <-deleted:
+		if code != http.StatusNoContent {
+			t.Fatalf("delete: %d", code)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the delete waited for an unrelated upload")
+	}
+	trace, err := os.ReadFile(path)
+	must(t, err)
+	_, err = conn.Write(trace[len(trace)/2:])
+	must(t, err)
+	answer := make([]byte, 4096)
+	n, _ := conn.Read(answer)
+	var c created
+	if i := strings.Index(string(answer[:n]), "{"); !strings.Contains(string(answer[:n]), " 202 ") || i < 0 || json.Unmarshal(answer[i:n], &c) != nil {
+		t.Fatalf("upload after the delete: %q", answer[:n])
+	}
+	if r := waitRun(t, s.URL, c.ID); r.Status != store.StatusDone {
+		t.Errorf("run uploaded across a delete of the same bytes: %s %s", r.Status, r.Error)
+	}
+	if code, body := do(t, "GET", s.URL+"/api/v1/runs/"+c.ID+"/trace", "", nil); code != 200 || len(body) != len(trace) {
+		t.Errorf("trace: %d, %d bytes", code, len(body))
+	}
+}

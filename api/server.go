@@ -122,9 +122,13 @@ type Server struct {
 	// images keeps the last timelines drawn.
 	images *imageCache
 
-	// blobMu orders uploads (shared) against deletes (exclusive), so that a
-	// delete never removes a blob an upload is about to reference.
-	blobMu sync.RWMutex
+	// blobMu orders the moment an upload records its run against deletes,
+	// so that a delete never removes a blob an upload is about to
+	// reference; pending counts, per blob, the uploads that stored it and
+	// have not recorded their run yet (deletes leave those blobs alone).
+	// Neither is held while an upload streams.
+	blobMu  sync.Mutex
+	pending map[string]int
 	// live holds the progress of runs being analysed, and stop the
 	// functions that cancel their analyses (DELETE calls them).
 	liveMu sync.Mutex
@@ -169,7 +173,7 @@ func New(cfg Config, meta store.Meta, blobs store.Blobs, pipe Pipeline) (*Server
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		cfg: cfg, meta: meta, blobs: blobs, pipe: pipe, log: cfg.Logger,
-		stats: newMetrics(), live: map[string]*store.Progress{}, stop: map[string]context.CancelFunc{}, images: newImageCache(32, 32<<20),
+		stats: newMetrics(), live: map[string]*store.Progress{}, stop: map[string]context.CancelFunc{}, pending: map[string]int{}, images: newImageCache(32, 32<<20),
 		sem: make(chan struct{}, cfg.Workers), ctx: ctx, cancel: cancel,
 	}
 	if err := os.RemoveAll(s.workRoot()); err != nil {

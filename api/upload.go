@@ -111,6 +111,7 @@ type upload struct {
 // run uses are removed: a failed upload leaves nothing behind.
 func (s *Server) commit(ctx context.Context, up *upload, read func() error) (*store.Run, error) {
 	run, err := s.storeRun(ctx, up, read)
+	s.release(up.stored)
 	if err != nil {
 		s.dropOrphans(context.WithoutCancel(ctx), up.stored)
 		return nil, err
@@ -119,22 +120,57 @@ func (s *Server) commit(ctx context.Context, up *upload, read func() error) (*st
 	return run, nil
 }
 
-// storeRun reads the files and records the run while holding off deletes.
+// storeRun reads the files, then records the run while holding off
+// deletes. A blob removed by a delete between the moment its upload
+// stored it and the moment that upload held it (see hold) fails the
+// upload, which the client may send again.
 func (s *Server) storeRun(ctx context.Context, up *upload, read func() error) (*store.Run, error) {
-	s.blobMu.RLock()
-	defer s.blobMu.RUnlock()
 	if err := read(); err != nil {
 		return nil, err
+	}
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	for _, f := range up.files {
+		ok, err := s.blobs.Has(ctx, f.SHA256)
+		if err != nil {
+			return nil, fmt.Errorf("check stored file %s: %w", f.Name, err)
+		}
+		if !ok {
+			return nil, &inputError{Code: http.StatusServiceUnavailable, Msg: f.Name +
+				": a delete of the same content removed the stored file while the upload was recorded: send it again"}
+		}
 	}
 	return s.newRun(ctx, up)
 }
 
-// dropOrphans deletes the blobs no run references. It holds the exclusive
-// lock, so an upload that stored the same content has recorded its run.
+// hold keeps deletes from removing a blob an upload has just stored,
+// until the upload calls release.
+func (s *Server) hold(sha string) {
+	s.blobMu.Lock()
+	s.pending[sha]++
+	s.blobMu.Unlock()
+}
+
+// release ends the holds of an upload on its blobs.
+func (s *Server) release(hashes []string) {
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
+	for _, h := range hashes {
+		if s.pending[h]--; s.pending[h] <= 0 {
+			delete(s.pending, h)
+		}
+	}
+}
+
+// dropOrphans deletes the blobs that no run references and no upload
+// holds.
 func (s *Server) dropOrphans(ctx context.Context, hashes []string) {
 	s.blobMu.Lock()
 	defer s.blobMu.Unlock()
 	for _, h := range hashes {
+		if s.pending[h] > 0 {
+			continue
+		}
 		used, err := s.meta.Referenced(ctx, h)
 		if err != nil {
 			s.log.Warn("orphan blob check", "sha256", h, "err", err)
@@ -283,6 +319,7 @@ func (s *Server) storeFile(ctx context.Context, r io.Reader, name string, up *up
 	if perr != nil { // the validator's error when it stopped first
 		return fmt.Errorf("store %s: %w", displayName(name), perr)
 	}
+	s.hold(sha)
 	up.stored = append(up.stored, sha)
 	if res.err != nil {
 		return res.err

@@ -105,6 +105,15 @@ func (d *Dir) Local(ctx context.Context, sha string) (string, error) {
 	return p, nil
 }
 
+// Has implements Blobs.
+func (d *Dir) Has(ctx context.Context, sha string) (bool, error) {
+	_, err := d.Local(ctx, sha)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // Delete implements Blobs.
 func (d *Dir) Delete(ctx context.Context, sha string) error {
 	p, err := d.path(sha)

@@ -112,6 +112,8 @@ type Blobs interface {
 	// Local returns a local file path holding the blob (an object store
 	// would download it to a cache); the caller must not modify it.
 	Local(ctx context.Context, sha string) (string, error)
+	// Has reports whether the blob exists.
+	Has(ctx context.Context, sha string) (bool, error)
 	// Delete removes a blob; a missing blob is not an error.
 	Delete(ctx context.Context, sha string) error
 }

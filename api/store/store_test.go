@@ -58,9 +58,15 @@ func TestDirPut(t *testing.T) {
 	if _, err := d.Local(ctx, "../../etc/passwd"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Local with a bad hash: %v", err)
 	}
+	if ok, err := d.Has(ctx, sha); !ok || err != nil {
+		t.Fatalf("Has of a stored blob: %v %v", ok, err)
+	}
 	must(t, d.Delete(ctx, sha))
 	if _, err := d.Open(ctx, sha); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Open after Delete: %v", err)
+	}
+	if ok, err := d.Has(ctx, sha); ok || err != nil {
+		t.Fatalf("Has after Delete: %v %v", ok, err)
 	}
 }
 
