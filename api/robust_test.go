@@ -124,6 +124,14 @@ func TestDeleteDuringAnalysis(t *testing.T) {
 	})
 }
 
+// runTotal returns the number of runs GET url (a run list) finds.
+func runTotal(t testing.TB, url string) int {
+	t.Helper()
+	var list struct{ Total int }
+	getJSON(t, url, &list)
+	return list.Total
+}
+
 // waitFor polls cond for up to 5 seconds.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
@@ -185,10 +193,8 @@ func TestDisconnectMidUpload(t *testing.T) {
 	conn := halfUpload(t, s, data)
 	conn.Close()
 	waitFor(t, "temp file removed", func() bool { return countFiles(t, filepath.Join(data, "blobs", "tmp")) == 0 })
-	var list struct{ Total int }
-	getJSON(t, s.URL+"/api/v1/runs", &list)
-	if list.Total != 0 || blobCount(t, data) != 0 {
-		t.Errorf("%d runs, %d blobs after a cut upload", list.Total, blobCount(t, data))
+	if total := runTotal(t, s.URL+"/api/v1/runs"); total != 0 || blobCount(t, data) != 0 {
+		t.Errorf("%d runs, %d blobs after a cut upload", total, blobCount(t, data))
 	}
 }
 
@@ -294,10 +300,8 @@ func TestLongNamesAndLabels(t *testing.T) {
 			t.Errorf("%s: %d %.200s", tc.name, code, body)
 		}
 	}
-	var list struct{ Total int }
-	getJSON(t, s.URL+"/api/v1/runs", &list)
-	if list.Total != 0 {
-		t.Errorf("%d runs made by refused uploads", list.Total)
+	if total := runTotal(t, s.URL+"/api/v1/runs"); total != 0 {
+		t.Errorf("%d runs made by refused uploads", total)
 	}
 }
 
@@ -308,16 +312,12 @@ func TestLabelFilterInjection(t *testing.T) {
 	for _, label := range []string{
 		"gpu=h100' OR '1'='1", "gpu=x') OR 1=1 --", "gpu=h100; DROP TABLE runs; --", "x=1) UNION SELECT id FROM runs --",
 	} {
-		var list struct{ Total int }
-		getJSON(t, s.URL+"/api/v1/runs?label="+url.QueryEscape(label), &list)
-		if list.Total != 0 {
-			t.Errorf("label %q matched %d runs", label, list.Total)
+		if total := runTotal(t, s.URL+"/api/v1/runs?label="+url.QueryEscape(label)); total != 0 {
+			t.Errorf("label %q matched %d runs", label, total)
 		}
 	}
-	var list struct{ Total int }
-	getJSON(t, s.URL+"/api/v1/runs?label=gpu=h100", &list)
-	if list.Total != 1 {
-		t.Errorf("label gpu=h100 matched %d runs, want 1", list.Total)
+	if total := runTotal(t, s.URL+"/api/v1/runs?label=gpu=h100"); total != 1 {
+		t.Errorf("label gpu=h100 matched %d runs, want 1", total)
 	}
 }
 
@@ -397,10 +397,8 @@ func TestCloseDuringUpload(t *testing.T) {
 	s.ts.Close()
 	s.ts = nil
 	s = startServer(t, api.Config{DataDir: data})
-	var list struct{ Total int }
-	getJSON(t, s.URL+"/api/v1/runs", &list)
-	if list.Total != 0 {
-		t.Errorf("%d runs after a cut upload", list.Total)
+	if total := runTotal(t, s.URL+"/api/v1/runs"); total != 0 {
+		t.Errorf("%d runs after a cut upload", total)
 	}
 }
 
