@@ -151,7 +151,8 @@ func (p *builder) events(s *scanner) error {
 			return 0, errShort
 		}
 		if s.buf[i] != '[' {
-			return 0, fmt.Errorf("%w: traceEvents is not an array", ErrNotTrace)
+			return 0, fmt.Errorf("%w: traceEvents is not an array (it starts with %q at byte offset %d)",
+				ErrNotTrace, s.buf[i], s.base+int64(i))
 		}
 		i = s.ws(i + 1)
 		if i >= len(s.buf) {
