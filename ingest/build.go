@@ -23,6 +23,7 @@ type builder struct {
 	negDurs    int64             // kept-category events with a negative dur
 	long       longValue         // events too long to hold, skipped
 	cleaned    int64             // names stored cleaned
+	cut        int64             // names cut to maxName
 }
 
 // newBuilder returns a builder for the trace read from path.
@@ -46,7 +47,7 @@ func (p *builder) add(s *scanner, ev *rawEvent) error {
 		if n, ok := p.other[string(ev.cat)]; ok { // no allocation for a lookup
 			*n++
 		} else {
-			p.other[string(ev.cat)] = new(int64(1))
+			p.newCategory(ev.cat)
 		}
 	} else {
 		p.cats[c]++
@@ -89,6 +90,28 @@ func (p *builder) add(s *scanner, ev *rawEvent) error {
 		return err
 	}
 	return p.keep(c, ev, start, dur)
+}
+
+// maxCategories bounds the distinct categories counted by name; the events
+// of further ones are counted under otherCategories.
+const maxCategories = 1024
+
+// otherCategories is the category name that events of categories past
+// maxCategories are counted under.
+const otherCategories = "(other categories)"
+
+// newCategory counts the first event of a category not counted yet.
+func (p *builder) newCategory(cat []byte) {
+	key := string(cat)
+	if len(p.other) >= maxCategories {
+		key = otherCategories
+		if n, ok := p.other[key]; ok {
+			*n++
+			return
+		}
+		p.warn("more than %d distinct categories: the events of the others are counted under %q", maxCategories, key)
+	}
+	p.other[key] = new(int64(1))
 }
 
 // keep stores an X event of a kept category.
@@ -197,11 +220,19 @@ func (p *builder) name(ev *rawEvent) StrID {
 	return last.id
 }
 
+// maxName bounds the length of a name kept (raw JSON text): real kernel
+// names run to some thousands of bytes.
+const maxName = 64 << 10
+
 // intern interns a raw JSON string, decoding escapes when it has any. A
 // new string with control characters or invalid UTF-8 is stored cleaned
-// (see clean).
+// (see clean); a string longer than maxName is cut.
 func (p *builder) intern(raw []byte) StrID {
 	st := p.t.Strings
+	if len(raw) > maxName {
+		raw = raw[:maxName]
+		p.cut++
+	}
 	if bytes.IndexByte(raw, '\\') >= 0 {
 		return st.Intern(p.clean(unescape(raw)))
 	}
@@ -299,6 +330,9 @@ func (p *builder) finish() {
 	}
 	if p.badTimes > 0 {
 		p.warn("%d events of kept categories had an unreadable ts or dur (or an end past the int64 nanosecond range) and were dropped", p.badTimes)
+	}
+	if p.cut > 0 {
+		p.warn("%d names longer than %d KiB were cut to that length", p.cut, maxName>>10)
 	}
 	if p.cleaned > 0 {
 		p.warn("%d names held control characters or invalid UTF-8, shown as U+FFFD", p.cleaned)

@@ -73,6 +73,24 @@ func TestReadPathological(t *testing.T) {
 			"JSON value too long to hold: more than 16 MiB at byte offset 1", "", 0},
 		{"unterminated string of 300 MB", around(`[{"ph": "X", "cat": "kernel", "name": "`, huge, 'a', ``),
 			"unexpected end of input", "", 0},
+		{"kernel names of 1 MB", func() io.Reader {
+			var rs []io.Reader
+			for i := range 20 { // distinct names, each cut to 64 KiB: 20 names, 1.3 MB kept
+				rs = append(rs, strings.NewReader(`{"ph": "X", "cat": "kernel", "name": "`), &repeated{1 << 20, 'a' + byte(i)},
+					strings.NewReader(`", "ts": 1, "dur": 1}, `))
+			}
+			rs = append(rs, strings.NewReader(kernelEvent+`]`))
+			return io.MultiReader(append([]io.Reader{strings.NewReader(`[`)}, rs...)...)
+		}, "", "20 names longer than 64 KiB were cut to that length", 21},
+		{"a million distinct categories", func() io.Reader {
+			var b strings.Builder
+			b.WriteString("[")
+			for i := range 1_000_000 {
+				fmt.Fprintf(&b, `{"cat": "c%d"}, `, i)
+			}
+			b.WriteString(kernelEvent + "]")
+			return strings.NewReader(b.String())
+		}, "", `more than 1024 distinct categories: the events of the others are counted under "(other categories)"`, 1},
 		{"traceEvents twice", text(`{"traceEvents": [` + kernelEvent + `], "traceEvents": []}`),
 			fmt.Sprintf("invalid JSON at byte offset %d: traceEvents", 35+len(kernelEvent)), "", 0},
 	}
