@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -47,8 +48,9 @@ type blockReader struct {
 // newBlockReader starts reading r in blocks of size bytes with prefix bytes
 // of room before each; the first block has first bytes (at most size), so
 // that a small file costs a small block. limit, when positive, bounds the
-// bytes read. The consumer calls close when it is done.
-func newBlockReader(r io.Reader, limit int64, size, prefix, first int) *blockReader {
+// bytes read; a done ctx (nil for none) stops the reading with its error.
+// The consumer calls close when it is done.
+func newBlockReader(ctx context.Context, r io.Reader, limit int64, size, prefix, first int) *blockReader {
 	br := &blockReader{
 		full:   make(chan *block, blocksInFlight),
 		free:   make(chan *block, blocksInFlight+2),
@@ -57,13 +59,17 @@ func newBlockReader(r io.Reader, limit int64, size, prefix, first int) *blockRea
 		prefix: prefix,
 		first:  min(first, size),
 	}
-	go br.run(r, limit)
+	go br.run(ctx, r, limit)
 	return br
 }
 
-func (br *blockReader) run(r io.Reader, limit int64) {
+func (br *blockReader) run(ctx context.Context, r io.Reader, limit int64) {
 	defer close(br.full)
 	for {
+		if ctx != nil && ctx.Err() != nil {
+			br.err = ctx.Err()
+			return
+		}
 		b := br.get()
 		if b == nil {
 			return

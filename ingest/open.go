@@ -21,7 +21,7 @@ import (
 // profile directory: every *.json and *.json.gz below it), or a tar, tar.gz
 // or zip archive of one. A file that cannot be read is recorded in
 // Set.Errors and the others are still read; Open itself fails only when
-// path cannot be opened.
+// path cannot be opened or opt.Context is done.
 func Open(path string, opt Options) (*Set, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -38,6 +38,9 @@ func Open(path string, opt Options) (*Set, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if ctx := opt.Context; ctx != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, ctx.Err())
 	}
 	c.finish()
 	return c.set, nil

@@ -1,7 +1,12 @@
 package ingest
 
+import "context"
+
 // Options control how traces are read.
 type Options struct {
+	// Context, when not nil, stops a read once it is done: the reader
+	// checks it before each block of input, and Open fails with its error.
+	Context context.Context
 	// MaxUncompressedBytes stops reading a file whose JSON text passes this
 	// many bytes (a gzip bomb guard). Zero means no limit.
 	MaxUncompressedBytes int64

@@ -118,7 +118,7 @@ func gzipError(err error, n int64) error {
 // (and so decompresses) blocks, this one parses them.
 // first is the size of the first block.
 func parse(r io.Reader, path string, size int64, cr *countingReader, opt Options, bs, first int) (*Trace, error) {
-	src := newBlockReader(r, opt.MaxUncompressedBytes, bs, max(bs/16, 16), first)
+	src := newBlockReader(opt.Context, r, opt.MaxUncompressedBytes, bs, max(bs/16, 16), first)
 	defer src.close()
 	s := &scanner{src: src, maxValue: maxValueBytes}
 	p := newBuilder(path)

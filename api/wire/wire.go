@@ -62,10 +62,11 @@ func timeline(path string, maxUncompressed int64, r *analyze.Report, rank, step 
 	return render.Timeline(in, f)
 }
 
-// analyzePath reads and analyses the traces at path. ingest takes no
-// context, so a cancelled ctx is noticed between reading and analysing.
+// analyzePath reads and analyses the traces at path; a cancelled ctx stops
+// the read block by block, and is checked again before analysing.
 func analyzePath(ctx context.Context, path string, maxUncompressed int64, progress func(api.Progress)) (*analyze.Report, error) {
 	opt := ingest.Options{
+		Context:              ctx,
 		MaxUncompressedBytes: maxUncompressed,
 		Progress: func(p ingest.Progress) {
 			progress(api.Progress{Phase: "reading", Path: p.Path, Bytes: p.Bytes, TotalBytes: p.TotalBytes, Events: p.Events})
