@@ -28,7 +28,7 @@ func (s *scanner) args(ev *rawEvent, a *argVals) error {
 	if ev.args < 0 {
 		return nil
 	}
-	if _, err := s.parseArgs(ev.args, a); err != nil {
+	if _, err := s.parseArgs(ev.args, ev.class, a); err != nil {
 		if err == errShort {
 			return s.syntax(ev.args, "malformed args object")
 		}
@@ -37,15 +37,25 @@ func (s *scanner) args(ev *rawEvent, a *argVals) error {
 	return nil
 }
 
-// parseArgs parses the args object at i into a and returns the position
-// after it.
-func (s *scanner) parseArgs(i int, a *argVals) (int, error) {
+// parseArgs parses the args object at i, of an event of class c, into a
+// and returns the position after it. Members in the order Kineto writes
+// them for c (argLayouts) are read without the general key parse; any
+// other member is read by it.
+func (s *scanner) parseArgs(i int, c category, a *argVals) (int, error) {
 	*a = argVals{coll: rawColl{seq: -1}}
+	layout, k := argLayouts[c], 0
 	i, done, err := s.open(i, "an args object")
 	for !done && err == nil {
-		var key []byte
-		if key, i, err = s.key(i); err != nil {
-			return 0, err
+		var key argKey
+		if k < len(layout) && s.isMember(i, layout[k].text) {
+			key, i = layout[k].key, i+len(layout[k].text)
+			k++
+		} else {
+			var raw []byte
+			if raw, i, err = s.key(i); err != nil {
+				return 0, err
+			}
+			key, k = argKeyOf(raw), resync(layout, k, raw)
 		}
 		if i, err = s.argField(key, i, a); err != nil {
 			return 0, err
@@ -55,28 +65,142 @@ func (s *scanner) parseArgs(i int, a *argVals) (int, error) {
 	return i, err
 }
 
-// argField parses the value at i for an args key. Values of keys the
-// model does not keep are only skipped.
-func (s *scanner) argField(key []byte, i int, a *argVals) (int, error) {
-	c := &a.coll
+// isMember reports whether buf at i holds text, a quoted key with its
+// colon and space, and a value right after it.
+func (s *scanner) isMember(i int, text string) bool {
+	b := s.buf
+	return len(b)-i > len(text) && string(b[i:i+len(text)]) == text && b[i+len(text)] > ' '
+}
+
+// resync returns where in layout to expect the next member after a member
+// with the raw key key read by the general key parse: after key if layout
+// holds it from k on, else k.
+func resync(layout []layoutKey, k int, key []byte) int {
+	for j := k; j < len(layout); j++ {
+		if string(key) == layout[j].name {
+			return j + 1
+		}
+	}
+	return k
+}
+
+// argKey names an args key the model keeps; argOther is any other key.
+type argKey uint8
+
+const (
+	argOther argKey = iota
+	argCorrelation
+	argExternal
+	argStream
+	argDevice
+	argBytes
+	argIn
+	argOut
+	argGroup
+	argSeq
+	argGrid
+	argBlock
+	argName
+	argCollName
+	argDtype
+	argPG
+	argRanks
+)
+
+// argKeyOf returns the argKey of a raw args key.
+func argKeyOf(key []byte) argKey {
 	switch string(key) {
 	case "correlation":
-		return s.intArg(i, &a.correlation, &a.hasCorr)
+		return argCorrelation
 	case "External id":
-		return s.intArg(i, &a.external, nil)
+		return argExternal
 	case "stream":
-		return s.intArg(i, &a.stream, &a.hasStream)
+		return argStream
 	case "device":
-		return s.intArg(i, &a.device, &a.hasDev)
+		return argDevice
 	case "bytes":
-		return s.intArg(i, &a.bytes, nil)
+		return argBytes
 	case "In msg nelems":
-		return s.intArg(i, &c.in, nil)
+		return argIn
 	case "Out msg nelems":
-		return s.intArg(i, &c.out, nil)
+		return argOut
 	case "Group size":
-		return s.intArg(i, &c.group, nil)
+		return argGroup
 	case "Seq":
+		return argSeq
+	case "grid":
+		return argGrid
+	case "block":
+		return argBlock
+	case "name":
+		return argName
+	case "Collective name":
+		return argCollName
+	case "dtype":
+		return argDtype
+	case "Process Group Name":
+		return argPG
+	case "Process Group Ranks":
+		return argRanks
+	}
+	return argOther
+}
+
+// layoutKey is an args key as Kineto writes it: its name, its text
+// (quoted, with the colon and the space after it) and its argKey.
+type layoutKey struct {
+	name, text string
+	key        argKey
+}
+
+// layoutOf returns the layoutKeys of the keys names.
+func layoutOf(names ...string) []layoutKey {
+	l := make([]layoutKey, len(names))
+	for i, n := range names {
+		l[i] = layoutKey{name: n, text: `"` + n + `": `, key: argKeyOf([]byte(n))}
+	}
+	return l
+}
+
+// argLayouts are the orders in which Kineto writes the args of kernels,
+// runtime and driver calls, and memory copies and sets (collective
+// kernels add the collective args after the kernel's own). They are never
+// written after initialization.
+var argLayouts = func() (t [numCategories][]layoutKey) {
+	kernel := layoutOf("External id", "queued", "device", "context", "stream", "correlation",
+		"registers per thread", "shared memory", "blocks per SM", "warps per SM", "grid", "block",
+		"est. achieved occupancy %", "Collective name", "In msg nelems", "Out msg nelems", "Group size",
+		"dtype", "In split size", "Out split size", "Process Group Name", "Process Group Description",
+		"Process Group Ranks")
+	runtime := layoutOf("External id", "cbid", "correlation")
+	memory := layoutOf("External id", "device", "context", "stream", "correlation", "bytes",
+		"memory bandwidth (GB/s)")
+	t[catKernel], t[catRuntime], t[catDriver], t[catMemcpy], t[catMemset] = kernel, runtime, runtime, memory, memory
+	return t
+}()
+
+// argField parses the value at i for an args key. Values of keys the
+// model does not keep are only skipped.
+func (s *scanner) argField(key argKey, i int, a *argVals) (int, error) {
+	c := &a.coll
+	switch key {
+	case argCorrelation:
+		return s.intArg(i, &a.correlation, &a.hasCorr)
+	case argExternal:
+		return s.intArg(i, &a.external, nil)
+	case argStream:
+		return s.intArg(i, &a.stream, &a.hasStream)
+	case argDevice:
+		return s.intArg(i, &a.device, &a.hasDev)
+	case argBytes:
+		return s.intArg(i, &a.bytes, nil)
+	case argIn:
+		return s.intArg(i, &c.in, nil)
+	case argOut:
+		return s.intArg(i, &c.out, nil)
+	case argGroup:
+		return s.intArg(i, &c.group, nil)
+	case argSeq:
 		var ok bool
 		seq := c.seq
 		next, err := s.intArg(i, &seq, &ok)
@@ -84,8 +208,7 @@ func (s *scanner) argField(key []byte, i int, a *argVals) (int, error) {
 			c.seq = seq
 		}
 		return next, err
-	case "grid", "block", "name", "Collective name", "dtype", "Process Group Name", "Process Group Ranks":
-	default:
+	case argOther:
 		return s.skip(i)
 	}
 	var raw []byte
@@ -93,20 +216,20 @@ func (s *scanner) argField(key []byte, i int, a *argVals) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	switch string(key) {
-	case "grid":
+	switch key {
+	case argGrid:
 		a.grid = dims(raw)
-	case "block":
+	case argBlock:
 		a.block = dims(raw)
-	case "name":
+	case argName:
 		a.name = raw
-	case "Collective name":
+	case argCollName:
 		c.present, c.name = true, raw
-	case "dtype":
+	case argDtype:
 		c.dtype = raw
-	case "Process Group Name":
+	case argPG:
 		c.pg = raw
-	case "Process Group Ranks":
+	case argRanks:
 		c.ranks = raw
 	}
 	return next, nil

@@ -159,7 +159,7 @@ func (s *scanner) eventField(key []byte, i int, ev *rawEvent) (int, error) {
 	case "args":
 		if s.buf[i] == '{' && ev.class != catNone {
 			// Kept categories: parse args in the same pass.
-			next, err := s.parseArgs(i, &ev.a)
+			next, err := s.parseArgs(i, ev.class, &ev.a)
 			ev.args, ev.argsEnd, ev.argsParsed = i, next, err == nil
 			return next, err
 		}

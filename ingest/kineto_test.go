@@ -84,6 +84,27 @@ var kinetoEvents = []string{
       "External id": 9,      "cbid": 211, "correlation": 20
     }
   }`,
+	`{
+    "ph": "X", "cat": "kernel", "name": "ncclKernel", "pid": 0, "tid": 7,
+    "ts": 5, "dur": 4,
+    "args": {
+      "External id": 18,      "queued": 0, "device": 1, "context": 1,      "stream": 7, "correlation": 45,      "registers per thread": 32, "shared memory": 0, "blocks per SM": 0.5, "warps per SM": 1.5,      "grid": [2, 1, 1],      "block": [512, 1, 1],      "est. achieved occupancy %": 0,      "Collective name": "allreduce", "In msg nelems": 8, "Out msg nelems": 8, "Group size": 2, "dtype": "Float", "In split size": "[]", "Out split size": "[]", "Process Group Name": "0", "Process Group Description": "default_pg", "Process Group Ranks": "[0, 1]"
+    }
+  }`,
+	`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2,
+   "args": {"queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": 46, "grid": [1, 1, 1], "block": [32, 1, 1]}}`,
+	`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2,
+   "args": {"External id": 3, "device": 0, "stream": 7, "correlation": 47, "kind": "Dispatch Kernel", "grid": [1, 1, 1], "block": [32, 1, 1]}}`,
+	`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2,
+   "args": {"External id": 3, "queued": 0, "queued": 1, "device":  2, "stream" : 7, "correlation":48, "stream": 9}}`,
+	`{"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": 7, "ts": 1, "dur": 2,
+   "args": {"External id": 4, "device": 0, "context": 1, "stream": 7, "correlation": 49, "bytes": 4096, "memory bandwidth (GB/s)": 1.5}}`,
+	`{"ph": "X", "cat": "gpu_memset", "name": "Memset", "pid": 0, "tid": 7, "ts": 1, "dur": 2,
+   "args": {"device": 0, "context": 1, "stream": 7, "correlation": 50, "bytes": 64, "memory bandwidth (GB/s)": 0.5}}`,
+	`{"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 652, "tid": 652, "ts": 1, "dur": 2,
+   "args": {"cbid": 41, "correlation": 51}}`,
+	`{"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernel", "pid": 652, "tid": 652, "ts": 1, "dur": 2,
+   "args": {"External id": 5, "cbid": 307, "correlation": 52}}`,
 	`{"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernel", "pid": "7", "tid": "9", "ts": 96, "dur": 1, "args": {"correlation": 15}}`,
 	`{"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 7, "tid": 9, "ts": 85, "dur": 10,
    "args": {"External id": 6, "Collective name": "allreduce", "Seq": 3}}`,
