@@ -1,5 +1,7 @@
 package ingest
 
+import "encoding/binary"
+
 // rawEvent is one trace event as found in the input: slices into the
 // scanner's buffer, valid until the next block is fetched. Strings are raw
 // (escapes not decoded), numbers are their text.
@@ -74,6 +76,14 @@ func (s *scanner) open(i int, what string) (next int, done bool, err error) {
 	if b[i] != '{' {
 		return 0, false, s.unexpected(i, what)
 	}
+	if i+9 <= len(b) {
+		switch w := binary.LittleEndian.Uint64(b[i:]); {
+		case w&(1<<56-1) == kinetoEventOpen:
+			return i + 6, false, nil
+		case w == kinetoArgsOpen && b[i+8] == '"':
+			return i + 8, false, nil
+		}
+	}
 	i = s.ws(i + 1)
 	if i >= len(b) {
 		return 0, false, errShort
@@ -84,6 +94,24 @@ func (s *scanner) open(i int, what string) (next int, done bool, err error) {
 	return i, false, nil
 }
 
+// Kineto's writer opens an event with a brace, a line break and four
+// spaces, and its args with a brace, a line break and six spaces: these
+// are the words of the openings (with the quote after the first) as read
+// little-endian.
+const (
+	kinetoEventOpen = 0x22_20202020_0a7b  // "{\n    \""
+	kinetoArgsOpen  = 0x20202020_20200a7b // "{\n      "
+)
+
+// Kineto's writer separates the members of an event by a comma, a line
+// break and four spaces, and those of its args by a comma and six spaces:
+// these are the words of the separators and the quote after them, as read
+// little-endian.
+const (
+	kinetoLineSep = 0x22_20202020_0a2c  // ",\n    \""
+	kinetoArgsSep = 0x22202020_2020202c // ",      \""
+)
+
 // after reads what follows a member's value at i: a comma, and it returns
 // the position of the next member; or the closing brace, and it returns
 // done and the position after it.
@@ -91,6 +119,14 @@ func (s *scanner) after(i int, what string) (next int, done bool, err error) {
 	b := s.buf
 	if i+2 < len(b) && b[i] == ',' && b[i+1] == ' ' && b[i+2] > ' ' {
 		return i + 2, false, nil // the usual ", "
+	}
+	if i+8 <= len(b) {
+		switch w := binary.LittleEndian.Uint64(b[i:]); {
+		case w&(1<<56-1) == kinetoLineSep:
+			return i + 6, false, nil
+		case w == kinetoArgsSep:
+			return i + 7, false, nil
+		}
 	}
 	i = s.ws(i)
 	if i >= len(b) {

@@ -46,7 +46,7 @@ func (s *scanner) kinetoBody(i int, ev *rawEvent) (next int, done bool, err erro
 		return i, false, nil // metadata: left to the general loop
 	}
 	var ok bool
-	if i, ok, err = s.textMember(i, `"name": `, &ev.name); !ok {
+	if i, ok, err = s.textMember(i, keyName, &ev.name); !ok {
 		return i, false, err
 	}
 	if ev.droppable() {
@@ -57,7 +57,7 @@ func (s *scanner) kinetoBody(i int, ev *rawEvent) (next int, done bool, err erro
 	if i, done, err = s.after(i, "an event"); done || err != nil {
 		return i, done, err
 	}
-	i, _, done, err = s.members(i, []member{{`"pid": `, &ev.pid}, {`"tid": `, &ev.tid}, {`"ts": `, &ev.ts}, {`"dur": `, &ev.dur}})
+	i, _, done, err = s.members(i, []member{{keyPid, &ev.pid}, {keyTid, &ev.tid}, {keyTs, &ev.ts}, {keyDur, &ev.dur}})
 	return i, done, err
 }
 
@@ -72,7 +72,7 @@ const kinetoFlowStart = `", "id": `
 func (s *scanner) kinetoFlow(i int, ev *rawEvent) (next int, done bool, err error) {
 	b := s.buf
 	j := i + len(`"ph": "x`)
-	if j+len(kinetoFlowStart) > len(b) || !hasKey(b[i:], `"ph": "`) || b[j-1] == 'X' || b[j-1] == 'M' ||
+	if j+len(kinetoFlowStart) > len(b) || !keyPh.at(b[i:]) || b[j-1] == 'X' || b[j-1] == 'M' ||
 		string(b[j:j+len(kinetoFlowStart)]) != kinetoFlowStart {
 		return i, false, nil
 	}
@@ -84,7 +84,7 @@ func (s *scanner) kinetoFlow(i int, ev *rawEvent) (next int, done bool, err erro
 		return i, done, err
 	}
 	var n int
-	ms := []member{{`"pid": `, &ev.pid}, {`"tid": `, &ev.tid}, {`"ts": `, &ev.ts}, {`"cat": `, &ev.cat}}
+	ms := []member{{keyPid, &ev.pid}, {keyTid, &ev.tid}, {keyTs, &ev.ts}, {keyCat, &ev.cat}}
 	if i, n, done, err = s.members(i, ms); n < len(ms) || done || err != nil {
 		if ev.cat != nil {
 			ev.class = classify(ev.cat)
@@ -101,7 +101,7 @@ func (s *scanner) kinetoFlow(i int, ev *rawEvent) (next int, done bool, err erro
 
 // member is a key, with its colon and a space, and where its value goes.
 type member struct {
-	key string
+	key memberKey
 	dst *[]byte
 }
 
@@ -125,10 +125,10 @@ func (s *scanner) members(i int, ms []member) (next, n int, done bool, err error
 // textMember reads the member at i into dst if its key, with the colon and
 // space after it, is key. ok is false, and i is returned unchanged, when
 // the key differs or buf ends before it is known.
-func (s *scanner) textMember(i int, key string, dst *[]byte) (next int, ok bool, err error) {
+func (s *scanner) textMember(i int, key memberKey, dst *[]byte) (next int, ok bool, err error) {
 	b := s.buf
-	j := i + len(key)
-	if i+8 > len(b) || !hasKey(b[i:], key) {
+	j := i + key.n
+	if i+8 > len(b) || !key.at(b[i:]) {
 		return i, false, nil
 	}
 	if next, err = s.text(j, dst); err != nil {
@@ -137,11 +137,35 @@ func (s *scanner) textMember(i int, key string, dst *[]byte) (next int, ok bool,
 	return next, true, nil
 }
 
-// hasKey reports whether w, at least eight bytes, starts with key, at most
-// eight bytes, comparing words rather than bytes.
-func hasKey(w []byte, key string) bool {
+// memberKey is a key as Kineto writes it, quoted, with the colon and the
+// space after it, at most eight bytes: its bytes as a little-endian word,
+// the mask of those bytes, and their number.
+type memberKey struct {
+	word, mask uint64
+	n          int
+}
+
+// newMemberKey returns the memberKey of key, at most eight bytes.
+func newMemberKey(key string) memberKey {
 	var k [8]byte
 	copy(k[:], key)
-	mask := ^uint64(0) >> (64 - 8*len(key))
-	return binary.LittleEndian.Uint64(w)&mask == binary.LittleEndian.Uint64(k[:])
+	return memberKey{binary.LittleEndian.Uint64(k[:]), ^uint64(0) >> (64 - 8*len(key)), len(key)}
 }
+
+// at reports whether w, at least eight bytes, starts with the key,
+// comparing words rather than bytes.
+func (k memberKey) at(w []byte) bool {
+	return binary.LittleEndian.Uint64(w)&k.mask == k.word
+}
+
+// The keys of the members the fast paths read. They are never written
+// after initialization.
+var (
+	keyPh   = newMemberKey(`"ph": "`)
+	keyName = newMemberKey(`"name": `)
+	keyPid  = newMemberKey(`"pid": `)
+	keyTid  = newMemberKey(`"tid": `)
+	keyTs   = newMemberKey(`"ts": `)
+	keyDur  = newMemberKey(`"dur": `)
+	keyCat  = newMemberKey(`"cat": `)
+)
