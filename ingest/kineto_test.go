@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// reordered writes the members of the JSON object ev in reverse key order,
-// values as they are: no Kineto fast path applies to it.
+// reordered writes the members of the JSON object ev, and those of its
+// args object, in reverse key order, values as they are: no Kineto fast
+// path applies to it.
 func reordered(t *testing.T, ev string) string {
 	t.Helper()
 	var m map[string]json.RawMessage
@@ -29,7 +30,11 @@ func reordered(t *testing.T, ev string) string {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		fmt.Fprintf(&b, "%q:%s", k, m[k])
+		v := string(m[k])
+		if k == "args" && strings.HasPrefix(v, "{") {
+			v = reordered(t, v)
+		}
+		fmt.Fprintf(&b, "%q:%s", k, v)
 	}
 	b.WriteString("}")
 	return b.String()
