@@ -2,13 +2,13 @@ package main
 
 import (
 	"bytes"
-	"encoding/xml"
 	"image/png"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"kinetoscope/render"
 )
 
 func TestRunChartKinds(t *testing.T) {
@@ -47,29 +47,10 @@ func TestRunChartKinds(t *testing.T) {
 				}
 				return
 			}
-			if !strings.Contains(svgText(t, img), tc.want) {
+			if !strings.Contains(mustSVGText(t, img), tc.want) {
 				t.Errorf("SVG lacks %q", tc.want)
 			}
 		})
-	}
-}
-
-// svgText checks b parses as XML and returns its character data.
-func svgText(t *testing.T, b []byte) string {
-	t.Helper()
-	dec := xml.NewDecoder(bytes.NewReader(b))
-	var s strings.Builder
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return s.String()
-		}
-		if err != nil {
-			t.Fatalf("not XML: %v", err)
-		}
-		if cd, ok := tok.(xml.CharData); ok {
-			s.Write(cd)
-		}
 	}
 }
 
@@ -94,4 +75,14 @@ func TestRunChartErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want it to say %q", tc.args, code, errs, tc.want)
 		}
 	}
+}
+
+// mustSVGText returns the text of an SVG chart, failing t when it is not XML.
+func mustSVGText(t *testing.T, svg []byte) string {
+	t.Helper()
+	text, err := render.SVGText(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
 }

@@ -1,9 +1,6 @@
 package fromtrace
 
 import (
-	"bytes"
-	"encoding/xml"
-	"io"
 	"math"
 	"path/filepath"
 	"strings"
@@ -97,7 +94,7 @@ func checkCharts(t *testing.T, set *ingest.Set, r *analyze.Report) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		texts := svgTexts(t, svg)
+		texts := mustSVGText(t, svg)
 		if name != "timeline" && !strings.Contains(texts, head) {
 			t.Errorf("%s: no headline bucket %q in\n%s", name, head, texts)
 		}
@@ -117,30 +114,10 @@ func TestPublicDiff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	texts := svgTexts(t, svg)
+	texts := mustSVGText(t, svg)
 	top := d.Buckets[d.BucketOrder[0]]
 	if !strings.Contains(texts, top.Label) || !strings.Contains(texts, "hta-diff-test-v100.json.gz") {
 		t.Errorf("diff chart lacks %q or the head file:\n%s", top.Label, texts)
-	}
-}
-
-// svgTexts checks svg parses as XML and returns its text, one element a line.
-func svgTexts(t *testing.T, svg []byte) string {
-	t.Helper()
-	dec := xml.NewDecoder(bytes.NewReader(svg))
-	var b strings.Builder
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return b.String()
-		}
-		if err != nil {
-			t.Fatalf("SVG is not XML: %v", err)
-		}
-		if cd, ok := tok.(xml.CharData); ok {
-			b.Write(bytes.TrimSpace(cd))
-			b.WriteByte('\n')
-		}
 	}
 }
 
@@ -175,3 +152,13 @@ func checkStep(t *testing.T, r *analyze.Report, index int, ks []render.TimelineK
 
 // near says whether a and b agree within 0.01% (float sums in another order).
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-4*math.Max(math.Abs(b), 1) }
+
+// mustSVGText returns the text of an SVG chart, failing t when it is not XML.
+func mustSVGText(t *testing.T, svg []byte) string {
+	t.Helper()
+	text, err := render.SVGText(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
+}
