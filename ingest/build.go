@@ -70,6 +70,10 @@ func (p *builder) add(s *scanner, ev *rawEvent) error {
 		if string(ev.name) != "record_param_comms" {
 			return nil
 		}
+	case catPython:
+		if !stepMarkFunction(ev.name) {
+			return nil
+		}
 	default:
 		return nil
 	}
@@ -130,6 +134,9 @@ func (p *builder) keep(c category, ev *rawEvent, start, dur int64) error {
 		}
 		p.t.Launches.Append(Launch{Start: start, Dur: dur, Correlation: a.correlation,
 			ExternalID: a.external, Name: p.name(ev), Thread: p.thread(ev.pid, ev.tid), Kind: kind})
+	case catPython:
+		p.t.PythonCalls.Append(Annotation{Start: start, Dur: dur, Name: p.name(ev),
+			Thread: p.thread(ev.pid, ev.tid)})
 	case catUserAnnotation:
 		p.t.Annotations.Append(Annotation{Start: start, Dur: dur, Name: p.name(ev),
 			Thread: p.thread(ev.pid, ev.tid)})

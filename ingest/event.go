@@ -18,7 +18,9 @@ type rawEvent struct {
 // keeps nothing of it but its category.
 func (ev *rawEvent) droppable() bool {
 	switch ev.class {
-	case catPython, catAC2G, catFwdBwd, catAsyncCPUToGPU, catCPUInstant, catOverhead, catTrace, catOther:
+	case catPython:
+		return ev.name != nil && !stepMarkFunction(ev.name)
+	case catAC2G, catFwdBwd, catAsyncCPUToGPU, catCPUInstant, catOverhead, catTrace, catOther:
 		return true
 	case catCPUOp:
 		return ev.name != nil && string(ev.name) != "record_param_comms"

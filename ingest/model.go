@@ -168,7 +168,7 @@ type Counts struct {
 	UncompressedBytes int64            // JSON bytes parsed
 	Events            int64            // all trace events
 	ByCategory        map[string]int64 // events by "cat" (phase M/i without cat counted under "" )
-	PythonFunctions   int64            // python_function events, dropped
+	PythonFunctions   int64            // python_function events, kept or not
 }
 
 // Trace is one rank's trace file in compact form.
@@ -188,6 +188,11 @@ type Trace struct {
 	GPU         Chunks[GPUEvent]
 	Launches    Chunks[Launch]
 	Annotations Chunks[Annotation]
+	// PythonCalls are the python_function events (with_stack traces) whose
+	// function is an engine-step entry point (see stepMarkFunction), in
+	// trace order; every other python_function event is counted in
+	// Counts.PythonFunctions and skipped unparsed.
+	PythonCalls Chunks[Annotation]
 	CommOps     Chunks[CommOp]
 	Collectives []CollectiveArgs
 

@@ -1,0 +1,28 @@
+package ingest
+
+import "bytes"
+
+// stepMarkFunctions are the Python functions whose python_function events
+// (with_stack traces) the reader keeps in Trace.PythonCalls: the
+// entry points of one engine step in vLLM's workers. A with_stack trace
+// names them "FILE(LINE): FUNCTION", for example
+// "vllm/v1/worker/gpu_worker.py(263): execute_model". sample_tokens is
+// the second half of a step in vLLM versions that split it from
+// execute_model (async scheduling).
+var stepMarkFunctions = [...]string{"execute_model", "sample_tokens"}
+
+// stepMarkFunction says whether raw, the raw JSON text of a
+// python_function event's name, names a step-mark function: it ends in
+// "): " and one of stepMarkFunctions. It is decided on the raw bytes while
+// the event is scanned, so the events it refuses are skipped unparsed.
+func stepMarkFunction(raw []byte) bool {
+	if len(raw) < len("x(1): execute_model") || raw[len(raw)-1] < 'a' {
+		return false
+	}
+	for _, f := range stepMarkFunctions {
+		if n := len(raw) - len(f); n >= 3 && string(raw[n:]) == f && raw[n-1] == ' ' && raw[n-2] == ':' && raw[n-3] == ')' {
+			return bytes.IndexByte(raw[:n], '(') > 0
+		}
+	}
+	return false
+}
