@@ -119,18 +119,28 @@ func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Optio
 }
 
 // stepPass cuts t into steps and runs every per-event pass over them: the
-// one code path behind Analyze and StepEvents.
+// one code path behind Analyze and StepEvents. Step marks are tried in
+// order (stepFinders, then vLLM's phase annotations); without any, steps
+// are inferred from the trace's repetition.
 func stepPass(t *ingest.Trace, cls *Classifier, re *regexp.Regexp) *rankPass {
-	marks, source := findSteps(t, stepFinders(re))
-	evidence, byGPU := "", false
-	if source != "" {
-		evidence = stepEvidence(source, len(marks), re)
-	} else {
-		marks, evidence = inferSteps(t)
-		source, byGPU = SourceInferred, true
+	li := newLaunchIndex(t)
+	pa := phaseAnnotations(t)
+	found := findSteps(t, stepFinders(re))
+	if found.source == "" {
+		found = findPhaseMarks(pa)
 	}
-	p := newRankPass(t, newBucketTab(), cls, marks, byGPU)
-	p.source, p.evidence = source, evidence
+	marks, cutoff, evidence := found.marks, int64(1<<63-1), ""
+	if found.source != "" {
+		evidence = stepEvidence(found, re)
+		if e := phaseMarkEvidence(marks, pa); e != "" {
+			evidence += "; " + e
+		}
+	} else {
+		marks, cutoff, evidence = inferSteps(t, &li)
+		found.source = SourceInferred
+	}
+	p := newRankPass(t, newBucketTab(), cls, li, marks, cutoff)
+	p.source, p.evidence = found.source, evidence
 	p.run()
 	return p
 }

@@ -4,47 +4,233 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 
 	"kinetoscope/ingest"
 )
 
-// inferSteps cuts a trace without step annotations at the long idle gaps of
-// its GPU activity: a gap counts when it is at least 1 ms and 20 times the
-// median gap. The steps are on GPU time.
-func inferSteps(t *ingest.Trace) ([]stepMark, string) {
+// A trace without step marks is cut by its own repetition: every engine
+// step runs some kernels exactly once (the embedding, the lm_head, the
+// sampler's kernels) and ends with the sampled tokens copied to the host.
+// The GPU events, in launch order, are searched for a cycle: a group of
+// names that each occur c times, the i-th occurrence of every name before
+// the (i+1)-th of any. Each cycle is one step; a step ends with the last
+// event of its cycle. Idle gaps are not evidence: eager launch gaps and
+// waits on another rank are as long as the gaps between steps.
+
+// Limits of the search for a cycle.
+const (
+	minCycleNames  = 3    // names a cycle must hold
+	minCycles      = 3    // cycles without a device-to-host copy in them
+	maxCountsTried = 256  // distinct occurrence counts tried
+	maxSeeds       = 16   // names tried as the first of a group, per count
+	maxGroupNames  = 512  // names of one count considered for a group
+	minCoverage    = 0.80 // share of the events the cycles must span
+)
+
+// launchSeq is a trace's GPU events in launch order: by the CPU time of
+// their launch (their GPU start when the launch is not in the trace), then
+// by GPU start (the kernels of one graph launch).
+type launchSeq struct {
+	order []int32 // GPU event indexes
+	key   []int64 // launch time of order[i]
+}
+
+func newLaunchSeq(t *ingest.Trace, li *launchIndex) launchSeq {
+	n := t.GPU.Len()
+	type ev struct {
+		i          int32
+		key, start int64
+	}
+	evs := make([]ev, 0, n)
+	for i, g := range t.GPU.All() {
+		k := g.Start
+		if j := li.find(g.Correlation); j >= 0 {
+			k = t.Launches.At(int(j)).Start
+		}
+		evs = append(evs, ev{int32(i), k, g.Start})
+	}
+	slices.SortStableFunc(evs, func(a, b ev) int {
+		if c := cmpInt64(a.key, b.key); c != 0 {
+			return c
+		}
+		return cmpInt64(a.start, b.start)
+	})
+	s := launchSeq{order: make([]int32, n), key: make([]int64, n)}
+	for i, e := range evs {
+		s.order[i], s.key[i] = e.i, e.key
+	}
+	return s
+}
+
+// cycleGroup is a set of names that occur once per cycle: lo[i] and hi[i]
+// are the first and last positions (in launchSeq) of cycle i.
+type cycleGroup struct {
+	names  []ingest.StrID
+	lo, hi []int32
+}
+
+// tryAdd adds name, at positions pos, to g when every occurrence i stays
+// in cycle i.
+func (g *cycleGroup) tryAdd(name ingest.StrID, pos []int32) bool {
+	c := len(pos)
+	for i := range c {
+		lo, hi := min(g.lo[i], pos[i]), max(g.hi[i], pos[i])
+		if (i > 0 && lo <= g.hi[i-1]) || (i+1 < c && hi >= g.lo[i+1]) {
+			return false
+		}
+	}
+	for i := range c {
+		g.lo[i], g.hi[i] = min(g.lo[i], pos[i]), max(g.hi[i], pos[i])
+	}
+	g.names = append(g.names, name)
+	return true
+}
+
+// growGroup builds the group that starts with seed from the candidates,
+// in the order given.
+func growGroup(seed ingest.StrID, cands []ingest.StrID, pos map[ingest.StrID][]int32) cycleGroup {
+	p := pos[seed]
+	g := cycleGroup{names: []ingest.StrID{seed}, lo: slices.Clone(p), hi: slices.Clone(p)}
+	for _, n := range cands {
+		if n != seed {
+			g.tryAdd(n, pos[n])
+		}
+	}
+	return g
+}
+
+// bestGroup returns the largest group among names (all of one count),
+// each of seeds tried first; ok false when none holds minCycleNames names
+// or spans minCoverage of n events.
+func bestGroup(seeds, names []ingest.StrID, pos map[ingest.StrID][]int32, n int) (cycleGroup, bool) {
+	var best cycleGroup
+	for _, s := range seeds {
+		g := growGroup(s, names, pos)
+		if len(g.names) > len(best.names) {
+			best = g
+		}
+	}
+	c := len(best.lo)
+	ok := len(best.names) >= minCycleNames && c > 0 &&
+		float64(best.hi[c-1]-best.lo[0]+1) >= minCoverage*float64(n)
+	return best, ok
+}
+
+// isDeviceToHost says whether ev is a device-to-host copy.
+func isDeviceToHost(t *ingest.Trace, ev *ingest.GPUEvent) bool {
+	return ev.Kind == ingest.KindMemcpy && strings.Contains(t.Name(ev.Name), "DtoH")
+}
+
+// inferSteps cuts t at the cycles of its repetition (see above). The marks
+// are on CPU launch time; cutoff is the launch time from which events are
+// past the last step (a step cut short by the end of the profile).
+func inferSteps(t *ingest.Trace, li *launchIndex) (marks []stepMark, cutoff int64, evidence string) {
 	n := t.GPU.Len()
 	if n == 0 {
-		return nil, "no step annotations and no GPU events"
+		return nil, 0, "no step marks and no GPU events"
 	}
-	iv := make([]interval, 0, n)
-	for _, ev := range t.GPU.All() {
-		iv = append(iv, interval{0, ev.Start, ev.Start + ev.Dur})
-	}
-	slices.SortFunc(iv, func(a, b interval) int { return cmpInt64(a.start, b.start) })
-	var gaps []int64
-	end := iv[0].end
-	for _, x := range iv[1:] {
-		if x.start > end {
-			gaps = append(gaps, x.start-end)
+	seq := newLaunchSeq(t, li)
+	pos := make(map[ingest.StrID][]int32)
+	d2h := make(map[ingest.StrID]bool)
+	for i, gi := range seq.order {
+		ev := t.GPU.At(int(gi))
+		pos[ev.Name] = append(pos[ev.Name], int32(i))
+		if isDeviceToHost(t, ev) {
+			d2h[ev.Name] = true
 		}
-		end = max(end, x.end)
 	}
-	med := quantile(slices.Clone(gaps), 0.5)
-	cut := max(int64(1_000_000), 20*med)
-	marks := []stepMark{{start: iv[0].start}}
-	end = iv[0].end
-	for _, x := range iv[1:] {
-		if x.start-end >= cut {
-			marks = append(marks, stepMark{start: x.start})
+	byCount := make(map[int][]ingest.StrID)
+	for name, p := range pos {
+		if len(p) >= 2 {
+			byCount[len(p)] = append(byCount[len(p)], name)
 		}
-		end = max(end, x.end)
+	}
+	for _, names := range byCount { // first occurrence first
+		slices.SortFunc(names, func(a, b ingest.StrID) int { return int(pos[a][0] - pos[b][0]) })
+	}
+	g, withCopy, ok := findCycle(byCount, pos, d2h, n)
+	if !ok {
+		return []stepMark{{start: seq.key[0], name: "whole trace"}}, 1<<63 - 1,
+			"no step marks, and no repeating kernel sequence found: the whole trace is one step"
+	}
+	c := len(g.lo)
+	marks = make([]stepMark, c)
+	marks[0] = stepMark{start: seq.key[0]}
+	for i := 1; i < c; i++ {
+		marks[i] = stepMark{start: seq.key[g.hi[i-1]] + 1}
 	}
 	for i := range marks {
 		marks[i].name = fmt.Sprintf("inferred step %d", i)
 	}
-	ev := fmt.Sprintf("no step annotations; GPU activity split at %d idle gaps >= %.0f us (median gap %.1f us)",
-		len(marks)-1, us(cut), us(med))
-	return marks, ev
+	last := g.hi[c-1]
+	cutoff = seq.key[last] + 1
+	evidence = fmt.Sprintf("no step marks; inferred from the trace's repetition: %d cycles in which %d kernels run exactly once (%s)",
+		c, len(g.names), cycleNames(t, g.names, 3))
+	if withCopy {
+		evidence += ", each ending with a device-to-host copy"
+	}
+	if after := n - 1 - int(last); after > 0 {
+		evidence += fmt.Sprintf("; %d GPU events after the last cycle are outside the steps", after)
+	}
+	return marks, cutoff, evidence
+}
+
+// findCycle looks for the step cycle: first among the counts of the
+// device-to-host copies, with a copy in the group (a step ends with its
+// sampled tokens copied to the host); then among all counts of at least
+// minCycles, fewest cycles first (a step holds many layer cycles).
+func findCycle(byCount map[int][]ingest.StrID, pos map[ingest.StrID][]int32, d2h map[ingest.StrID]bool, n int) (cycleGroup, bool, bool) {
+	counts := make([]int, 0, len(byCount))
+	for c := range byCount {
+		counts = append(counts, c)
+	}
+	slices.Sort(counts)
+	if len(counts) > maxCountsTried {
+		counts = counts[:maxCountsTried]
+	}
+	for _, c := range counts {
+		var seeds []ingest.StrID
+		for _, name := range byCount[c] {
+			if d2h[name] {
+				seeds = append(seeds, name)
+			}
+		}
+		if len(seeds) == 0 {
+			continue
+		}
+		if g, ok := bestGroup(limit(seeds, maxSeeds), limit(byCount[c], maxGroupNames), pos, n); ok {
+			return g, true, true
+		}
+	}
+	for _, c := range counts {
+		if c < minCycles {
+			continue
+		}
+		names := limit(byCount[c], maxGroupNames)
+		if g, ok := bestGroup(limit(names, maxSeeds), names, pos, n); ok {
+			return g, false, true
+		}
+	}
+	return cycleGroup{}, false, false
+}
+
+func limit[T any](s []T, n int) []T { return s[:min(len(s), n)] }
+
+// cycleNames lists up to k of names, shortened.
+func cycleNames(t *ingest.Trace, names []ingest.StrID, k int) string {
+	var out []string
+	for _, id := range limit(names, k) {
+		s := t.Name(id)
+		if len(s) > 40 {
+			s = s[:40] + "..."
+		}
+		out = append(out, s)
+	}
+	if len(names) > k {
+		out = append(out, fmt.Sprintf("%d more", len(names)-k))
+	}
+	return strings.Join(out, ", ")
 }
 
 func cmpInt64(a, b int64) int {
@@ -61,44 +247,67 @@ func cmpInt64(a, b int64) int {
 // optimizers.
 var reTraining = regexp.MustCompile(`(?i)backward|_bwd|bwd_|wgrad|dgrad|adam|sgd|optimizer|grad_input`)
 
-// inferPhases sets the phase of steps whose annotation does not give one:
-// training traces stay unknown; otherwise, with three steps or more, a step
-// whose kernel time is at least 3 times the median and whose GEMM share is
-// at least the median's is prefill, the others decode.
+// Thresholds of the kernel evidence for prefill: a step whose kernel time
+// and GEMM time both reach these multiples of the median step's.
+const (
+	prefillKernelRatio = 1.3
+	prefillGEMMRatio   = 1.3
+)
+
+// inferPhases sets the phase of steps whose mark does not give one. A step
+// with no GPU work is empty, whatever its mark says. Training traces stay
+// unknown; otherwise, with three steps or more, a step whose compute time
+// (kernel time less communication, which waits on other ranks) and GEMM
+// time both stand well above the median step's is prefill, the others
+// decode.
 func inferPhases(steps []Step, training bool) {
 	var open []int
 	for i := range steps {
-		if steps[i].Phase == "" {
+		s := &steps[i]
+		if s.Kernels == 0 {
+			s.Phase, s.PhaseSource = PhaseEmpty, "no GPU work in the step"
+			continue
+		}
+		if s.Phase == "" {
 			open = append(open, i)
 		}
 	}
 	if len(open) == 0 {
 		return
 	}
-	var kt, gs []float64
+	var kt, gt []float64
 	for _, i := range open {
-		kt = append(kt, steps[i].KernelUS)
-		gs = append(gs, gemmShare(&steps[i]))
+		kt = append(kt, computeUS(&steps[i]))
+		gt = append(gt, gemmUS(&steps[i]))
 	}
-	medK, medG := quantileFloat(kt, 0.5), quantileFloat(gs, 0.5)
+	medK, medG := quantileFloat(kt, 0.5), quantileFloat(gt, 0.5)
 	for _, i := range open {
 		s := &steps[i]
+		kr, gr := computeUS(s)/medK, gemmUS(s)/max(medG, 1e-9)
 		switch {
 		case training:
 			s.Phase, s.PhaseSource = PhaseUnknown, "inferred: training trace (backward or optimizer kernels)"
 		case len(open) < 3 || medK == 0:
 			s.Phase, s.PhaseSource = PhaseUnknown, "inferred: too few steps to compare"
-		case s.KernelUS >= 3*medK && gemmShare(s) >= medG:
-			s.Phase, s.PhaseSource = PhasePrefill, fmt.Sprintf("inferred: kernel time %.1fx the median step", s.KernelUS/medK)
+		case kr >= prefillKernelRatio && gr >= prefillGEMMRatio:
+			s.Phase, s.PhaseSource = PhasePrefill, fmt.Sprintf("inferred: compute time %.1fx and GEMM time %.1fx the median step's", kr, gr)
 		default:
-			s.Phase, s.PhaseSource = PhaseDecode, fmt.Sprintf("inferred: kernel time %.1fx the median step", s.KernelUS/medK)
+			s.Phase, s.PhaseSource = PhaseDecode, fmt.Sprintf("inferred: compute time %.1fx and GEMM time %.1fx the median step's", kr, gr)
 		}
 	}
 }
 
-func gemmShare(s *Step) float64 {
-	if s.KernelUS == 0 {
-		return 0
+// computeUS is the step's kernel time less its communication kernels.
+func computeUS(s *Step) float64 {
+	c := s.KernelUS
+	for id, b := range s.Buckets {
+		if bk, ok := BucketByID(id); ok && bk.Group == GroupCommunication {
+			c -= b.US
+		}
 	}
-	return (s.Buckets[GEMM].US + s.Buckets[MarlinGEMM].US) / s.KernelUS
+	return c
+}
+
+func gemmUS(s *Step) float64 {
+	return s.Buckets[GEMM].US + s.Buckets[MarlinGEMM].US
 }

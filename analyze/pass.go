@@ -26,7 +26,9 @@ type rankPass struct {
 	ec    *eventClassifier
 	li    launchIndex
 	marks []stepMark
-	byGPU bool // steps cut on GPU time (inferred), not CPU launch time
+	// cutoff is the time from which events are past the last step (an
+	// inferred step cut short by the end of the profile).
+	cutoff int64
 	// source and evidence say how the steps were found (Rank.StepSource,
 	// Rank.StepEvidence).
 	source, evidence string
@@ -40,9 +42,9 @@ type rankPass struct {
 	lastGEMM map[int64]int64
 }
 
-func newRankPass(t *ingest.Trace, tab bucketTab, c *Classifier, marks []stepMark, byGPU bool) *rankPass {
-	p := &rankPass{t: t, tab: tab, ec: newEventClassifier(c, tab, t), li: newLaunchIndex(t),
-		marks: marks, byGPU: byGPU, lastGEMM: make(map[int64]int64)}
+func newRankPass(t *ingest.Trace, tab bucketTab, c *Classifier, li launchIndex, marks []stepMark, cutoff int64) *rankPass {
+	p := &rankPass{t: t, tab: tab, ec: newEventClassifier(c, tab, t), li: li,
+		marks: marks, cutoff: cutoff, lastGEMM: make(map[int64]int64)}
 	p.steps = make([]stepAcc, len(marks))
 	for i := range p.steps {
 		p.steps[i] = newStepAcc(len(tab.ids))
@@ -55,10 +57,13 @@ func newStepAcc(nb int) stepAcc {
 	return stepAcc{first: 1<<63 - 1, last: -1 << 63, bucketNS: make([]int64, nb), bucketN: make([]int32, nb)}
 }
 
-// stepFinder returns the step holding ts, or -1 before the first step.
-// hint speeds up mostly increasing queries.
+// stepAt returns the step holding ts, or -1 before the first step and
+// from the cutoff on. hint speeds up mostly increasing queries.
 func (p *rankPass) stepAt(ts int64, hint *int) int32 {
 	ms := p.marks
+	if ts >= p.cutoff {
+		return -1
+	}
 	if h := *hint; h >= 0 && h < len(ms) && ms[h].start <= ts && (h+1 == len(ms) || ts < ms[h+1].start) {
 		return int32(h)
 	}
@@ -91,7 +96,7 @@ func (p *rankPass) assign() {
 		ts := ev.Start
 		if l == nil {
 			p.noLaunch++
-		} else if !p.byGPU {
+		} else {
 			ts = l.Start
 		}
 		s := p.stepAt(ts, &hint)

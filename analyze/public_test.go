@@ -142,7 +142,8 @@ func TestSGLangSteps(t *testing.T) {
 	}
 	for _, tt := range tests {
 		set, r := analyzePath(t, publicTrace(t, tt.file))
-		marks, src := findSteps(set.Traces[0], []stepFinder{{SourceSGLang, parseSGLang}})
+		f := findSteps(set.Traces[0], []stepFinder{{source: SourceSGLang, parse: parseSGLang}})
+		marks, src := f.marks, f.source
 		if src != SourceSGLang || len(marks) != 1 || marks[0].phase != tt.phase || marks[0].batch != tt.batch || marks[0].tokens != tt.token {
 			t.Errorf("%s: SGLang steps %+v", tt.file, marks)
 		}

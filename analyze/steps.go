@@ -15,6 +15,9 @@ const (
 	PhasePrefill = "prefill"
 	PhaseDecode  = "decode"
 	PhaseMixed   = "mixed"
+	// PhaseEmpty is a step with no GPU work (vLLM's last execute_model
+	// often has none); it is kept out of every phase's statistics.
+	PhaseEmpty   = "empty"
 	PhaseUnknown = "unknown"
 )
 
@@ -23,57 +26,87 @@ const (
 	SourceRegex        = "regex"
 	SourceVLLM         = "vllm"
 	SourceProfilerStep = "profiler_step"
-	SourceSGLang       = "sglang"
-	SourceInferred     = "inferred"
+	// SourceExecuteModel is vLLM's worker-level execute_model call: a CPU
+	// annotation, or a python_function event of a with_stack trace.
+	SourceExecuteModel = "execute_model"
+	// SourcePhaseMarks is vLLM's per-step phase annotations (preprocess,
+	// forward, sample, ...) when no annotation marks the step itself.
+	SourcePhaseMarks = "phase_annotations"
+	SourceSGLang     = "sglang"
+	SourceInferred   = "inferred"
 )
 
 // stepMark is the start of one step as found on the CPU side.
 type stepMark struct {
 	start       int64 // ns; CPU time (GPU time when byGPU)
+	end         int64 // ns; the end of the mark's annotation or call
 	name        string
-	phase       string // "" when the annotation does not say
+	phase       string // "" when the mark does not say
 	phaseSource string
 	tokens      int
 	batch       int
 }
 
-// stepFinder recognises one kind of step annotation. parse returns ok
-// false for names it does not recognise.
+// stepFinder recognises one kind of step mark. parse returns ok false for
+// names it does not recognise. python says that python_function calls
+// (Trace.PythonCalls) are marks too, not only CPU annotations.
 type stepFinder struct {
 	source string
 	parse  func(name string) (m stepMark, ok bool)
+	python bool
 }
 
 var (
 	reVLLMNewCached = regexp.MustCompile(`^execute_new_(\d+)_cached_(\d+)$`)
-	reVLLMContext   = regexp.MustCompile(`^execute_context_(\d+)\((\d+)\)_generation_(\d+)\((\d+)\)$`)
-	reVLLMDetailed  = regexp.MustCompile(`^execute_(\d+)_context_(\d+)\((?:sq)?(\d+)[^)]*\)_generation_(\d+)\((?:sq)?(\d+)[^)]*\)$`)
-	reProfilerStep  = regexp.MustCompile(`^ProfilerStep#(\d+)$`)
-	reSGLang        = regexp.MustCompile(`^step\[([A-Z_]+)([^\]]*)\]$`)
-	reSGLangField   = regexp.MustCompile(`\b(bs|toks)=(\d+)`)
+	// execute_[K_]context_N(FIELDS)_generation_M(FIELDS): K is the number
+	// of tokens scheduled, N and M the prefill and decode requests; the
+	// fields in parentheses are token counts in the plain format and other
+	// text (sq.../sk..., 888_788544) in newer ones.
+	reVLLMContext  = regexp.MustCompile(`^execute_(?:(\d+)_)?context_(\d+)\(([^()]*)\)_generation_(\d+)\(([^()]*)\)$`)
+	reProfilerStep = regexp.MustCompile(`^ProfilerStep#(\d+)$`)
+	reSGLang       = regexp.MustCompile(`^step\[([A-Z_]+)([^\]]*)\]$`)
+	reSGLangField  = regexp.MustCompile(`\b(bs|toks)=(\d+)`)
+	// reExecuteModel is the worker-level execute_model: a record_function
+	// annotation of that name, or a with_stack python_function such as
+	// "vllm/v1/worker/gpu_worker.py(263): execute_model" (V1) or
+	// ".../worker/worker_base.py(398): execute_model" (V0).
+	reExecuteModel = regexp.MustCompile(`^(?:execute_model|.*\.py\(\d+\): execute_model)$`)
 )
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// plainCount reads a parenthesised field that is a plain count; ok false
+// for any other text.
+func plainCount(s string) (int, bool) {
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n >= 0
+}
 
 // stepFinders returns the finders in the order tried; a user regex, when
 // given, comes first.
 func stepFinders(userRegex *regexp.Regexp) []stepFinder {
 	var fs []stepFinder
 	if userRegex != nil {
-		fs = append(fs, stepFinder{SourceRegex, func(n string) (stepMark, bool) {
+		fs = append(fs, stepFinder{source: SourceRegex, parse: func(n string) (stepMark, bool) {
 			return stepMark{}, userRegex.MatchString(n)
 		}})
 	}
 	return append(fs,
-		stepFinder{SourceVLLM, parseVLLM},
-		stepFinder{SourceProfilerStep, func(n string) (stepMark, bool) {
+		stepFinder{source: SourceVLLM, parse: parseVLLM},
+		stepFinder{source: SourceProfilerStep, parse: func(n string) (stepMark, bool) {
 			return stepMark{}, reProfilerStep.MatchString(n)
 		}},
-		stepFinder{SourceSGLang, parseSGLang},
+		stepFinder{source: SourceExecuteModel, python: true, parse: func(n string) (stepMark, bool) {
+			return stepMark{}, reExecuteModel.MatchString(n)
+		}},
+		stepFinder{source: SourceSGLang, parse: parseSGLang},
 	)
 }
 
-// parseVLLM reads vLLM's three step annotation formats.
+// parseVLLM reads vLLM's step annotation families: execute_new_N_cached_M
+// and execute_[K_]context_N(...)_generation_M(...), with any text in the
+// parentheses. Request counts always parse; token counts only where the
+// fields are plain numbers (the name keeps the rest).
 func parseVLLM(n string) (stepMark, bool) {
 	if !strings.HasPrefix(n, "execute_") {
 		return stepMark{}, false
@@ -82,17 +115,20 @@ func parseVLLM(n string) (stepMark, bool) {
 		nw, cached := atoi(m[1]), atoi(m[2])
 		return stepMark{phase: phaseOf(nw, cached), phaseSource: "annotation: new/cached requests", batch: nw + cached}, true
 	}
-	if m := reVLLMContext.FindStringSubmatch(n); m != nil {
-		ctx, gen := atoi(m[1]), atoi(m[3])
-		return stepMark{phase: phaseOf(ctx, gen), phaseSource: "annotation: context/generation requests",
-			tokens: atoi(m[2]) + atoi(m[4]), batch: ctx + gen}, true
+	m := reVLLMContext.FindStringSubmatch(n)
+	if m == nil {
+		return stepMark{}, false
 	}
-	if m := reVLLMDetailed.FindStringSubmatch(n); m != nil {
-		ctx, gen := atoi(m[2]), atoi(m[4])
-		return stepMark{phase: phaseOf(ctx, gen), phaseSource: "annotation: context/generation requests",
-			tokens: atoi(m[1]), batch: ctx + gen}, true
+	ctx, gen := atoi(m[2]), atoi(m[4])
+	s := stepMark{phase: phaseOf(ctx, gen), phaseSource: "annotation: context/generation requests", batch: ctx + gen}
+	if m[1] != "" {
+		s.tokens = atoi(m[1])
+	} else if a, ok := plainCount(m[3]); ok {
+		if b, ok := plainCount(m[5]); ok {
+			s.tokens = a + b
+		}
 	}
-	return stepMark{}, false
+	return s, true
 }
 
 // phaseOf names the phase of a step with ctx prefill requests and gen
@@ -136,62 +172,105 @@ func parseSGLang(n string) (stepMark, bool) {
 	return s, true
 }
 
-// findSteps returns the step starts of t, sorted, from the first finder
-// that recognises any CPU annotation, with the finder's source.
-func findSteps(t *ingest.Trace, finders []stepFinder) ([]stepMark, string) {
-	names := make(map[ingest.StrID]bool)
-	for _, a := range t.Annotations.All() {
-		if !a.GPU {
-			names[a.Name] = true
-		}
-	}
-	for _, f := range finders {
-		parsed := make(map[ingest.StrID]stepMark)
-		for id := range names {
-			if m, ok := f.parse(t.Name(id)); ok {
-				m.name = t.Name(id)
-				parsed[id] = m
-			}
-		}
-		if len(parsed) == 0 {
-			continue
-		}
-		var marks []stepMark
-		for _, a := range t.Annotations.All() {
-			if m, ok := parsed[a.Name]; ok && !a.GPU {
-				m.start = a.Start
-				marks = append(marks, m)
-			}
-		}
-		sort.SliceStable(marks, func(i, j int) bool { return marks[i].start < marks[j].start })
-		return dedupMarks(marks), f.source
-	}
-	return nil, ""
+// foundSteps is what findSteps found: the marks in time order, the
+// finder's source, how many nested marks were folded into their outer one,
+// and whether the marks came from python_function calls.
+type foundSteps struct {
+	marks  []stepMark
+	source string
+	nested int
+	python bool
 }
 
-// dedupMarks drops marks that start at the same time as the one before.
-func dedupMarks(ms []stepMark) []stepMark {
+// findSteps returns the step marks of t from the first finder that
+// recognises any CPU annotation (or python call, for finders that read
+// them). A mark nested in the one before it (the model runner's
+// execute_model inside the worker's) is part of that step: the outermost
+// wins.
+func findSteps(t *ingest.Trace, finders []stepFinder) foundSteps {
+	for _, f := range finders {
+		marks := parseMarks(t, &t.Annotations, f, true)
+		python := false
+		if len(marks) == 0 && f.python {
+			marks, python = parseMarks(t, &t.PythonCalls, f, false), true
+		}
+		if len(marks) == 0 {
+			continue
+		}
+		sort.SliceStable(marks, func(i, j int) bool { return marks[i].start < marks[j].start })
+		kept, nested := outermost(marks)
+		return foundSteps{marks: kept, source: f.source, nested: nested, python: python}
+	}
+	return foundSteps{}
+}
+
+// parseMarks returns the events of col that f recognises, CPU-side only
+// when cpuOnly (GPU annotations are never marks).
+func parseMarks(t *ingest.Trace, col *ingest.Chunks[ingest.Annotation], f stepFinder, cpuOnly bool) []stepMark {
+	parsed := make(map[ingest.StrID]*stepMark)
+	var marks []stepMark
+	for _, a := range col.All() {
+		if cpuOnly && a.GPU {
+			continue
+		}
+		p, seen := parsed[a.Name]
+		if !seen {
+			if m, ok := f.parse(t.Name(a.Name)); ok {
+				m.name = t.Name(a.Name)
+				p = &m
+			}
+			parsed[a.Name] = p
+		}
+		if p != nil {
+			m := *p
+			m.start, m.end = a.Start, a.Start+a.Dur
+			marks = append(marks, m)
+		}
+	}
+	return marks
+}
+
+// outermost drops the marks that start inside the mark kept before them
+// (same start included), and returns the kept marks and how many were
+// dropped.
+func outermost(ms []stepMark) ([]stepMark, int) {
 	out := ms[:0]
-	for i, m := range ms {
-		if i > 0 && m.start == ms[i-1].start {
+	dropped := 0
+	for _, m := range ms {
+		if n := len(out); n > 0 && (m.start == out[n-1].start || m.start < out[n-1].end) {
+			dropped++
+			out[n-1].end = max(out[n-1].end, m.end)
 			continue
 		}
 		out = append(out, m)
 	}
-	return out
+	return out, dropped
 }
 
 // stepEvidence describes how steps were found.
-func stepEvidence(source string, n int, userRegex *regexp.Regexp) string {
-	switch source {
+func stepEvidence(f foundSteps, userRegex *regexp.Regexp) string {
+	n := len(f.marks)
+	var s string
+	switch f.source {
 	case SourceRegex:
-		return fmt.Sprintf("%d annotations match --step-regex %q", n, userRegex.String())
+		s = fmt.Sprintf("%d annotations match --step-regex %q", n, userRegex.String())
 	case SourceVLLM:
-		return fmt.Sprintf("%d vLLM execute_* annotations", n)
+		s = fmt.Sprintf("%d vLLM execute_* annotations", n)
 	case SourceProfilerStep:
-		return fmt.Sprintf("%d ProfilerStep#N annotations", n)
+		s = fmt.Sprintf("%d ProfilerStep#N annotations", n)
+	case SourceExecuteModel:
+		if f.python {
+			s = fmt.Sprintf("%d worker execute_model calls (python_function events of a with_stack trace; no step annotation)", n)
+		} else {
+			s = fmt.Sprintf("%d execute_model annotations", n)
+		}
 	case SourceSGLang:
-		return fmt.Sprintf("%d SGLang step[...] annotations", n)
+		s = fmt.Sprintf("%d SGLang step[...] annotations", n)
+	case SourcePhaseMarks:
+		s = fmt.Sprintf("no step annotation; %d steps, each starting at one of vLLM's phase annotations %s", n, strings.TrimSuffix(strings.TrimPrefix(f.marks[0].name, "step ("), ")"))
 	}
-	return ""
+	if f.nested > 0 {
+		s += fmt.Sprintf("; %d nested marks counted with their outer step", f.nested)
+	}
+	return s
 }
