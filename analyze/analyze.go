@@ -62,9 +62,7 @@ func Analyze(set *ingest.Set, opt Options) (*Report, error) {
 		r.Synthetic = r.Synthetic || synthetic(t)
 	}
 	r.Headline = headline(r.Ranks)
-	if r.Headline != nil {
-		r.Headline.Comm = headlineComm(r)
-	}
+	finishHeadline(r, traces)
 	return r, nil
 }
 
@@ -109,7 +107,11 @@ func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Optio
 	if pre := Aggregate(rk.Steps, isPhase(PhasePrefill)); pre.Steps > 0 {
 		rk.Prefill = &pre
 	}
+	if mixed := Aggregate(rk.Steps, isPhase(PhaseMixed)); mixed.Steps > 0 {
+		rk.Mixed = &mixed
+	}
 	rk.Outside = BucketStat{US: us(p.outside.kernelNS), Count: p.outside.events}
+	rk.TraceKernelUS, rk.TraceCommKernels = p.traceTotals()
 	rk.TopKernels, rk.Unclassified = p.kernelLists(rk.Steps, opt)
 	rk.LaunchDelay = LaunchDelay{Count: len(p.delays), P50US: us(quantile(p.delays, 0.5)), P99US: us(quantile(p.delays, 0.99))}
 	if p.noLaunch > 0 {

@@ -60,6 +60,9 @@ func addComm(rk *Rank, p *rankPass, rc *crossrank.RankComm) {
 		rk.Steps[i].Comm = &c
 	}
 	rk.Decode.Comm = phaseComm(rk.Steps, &rk.Decode, PhaseDecode)
+	if rk.Mixed != nil {
+		rk.Mixed.Comm = phaseComm(rk.Steps, rk.Mixed, PhaseMixed)
+	}
 	if rk.Prefill != nil {
 		rk.Prefill.Comm = phaseComm(rk.Steps, rk.Prefill, PhasePrefill)
 	}

@@ -28,6 +28,10 @@ const (
 	minCoverage    = 0.80 // share of the events the cycles must span
 )
 
+// wholeTrace names the one step of a trace that has no step marks and
+// does not repeat.
+const wholeTrace = "whole trace"
+
 // launchSeq is a trace's GPU events in launch order: by the CPU time of
 // their launch (their GPU start when the launch is not in the trace), then
 // by GPU start (the kernels of one graph launch).
@@ -151,7 +155,7 @@ func inferSteps(t *ingest.Trace, li *launchIndex) (marks []stepMark, cutoff int6
 	}
 	g, withCopy, ok := findCycle(byCount, pos, d2h, n)
 	if !ok {
-		return []stepMark{{start: seq.key[0], name: "whole trace"}}, 1<<63 - 1,
+		return []stepMark{{start: seq.key[0], name: wholeTrace}}, 1<<63 - 1,
 			"no step marks, and no repeating kernel sequence found: the whole trace is one step"
 	}
 	c := len(g.lo)

@@ -264,3 +264,22 @@ func unionLength(iv []interval) int64 {
 	}
 	return total
 }
+
+// traceTotals returns the kernel time of every GPU event of the trace, in
+// steps or not, and the number of its communication kernels.
+func (p *rankPass) traceTotals() (kernelUS float64, commKernels int) {
+	var ns int64
+	add := func(a *stepAcc) {
+		ns += a.kernelNS
+		for b, n := range a.bucketN {
+			if bk, ok := BucketByID(p.tab.ids[b]); ok && bk.Group == GroupCommunication {
+				commKernels += int(n)
+			}
+		}
+	}
+	for i := range p.steps {
+		add(&p.steps[i])
+	}
+	add(&p.outside)
+	return us(ns), commKernels
+}

@@ -34,6 +34,9 @@ type Rank struct {
 	// Prefill the prefill steps.
 	Decode  Phase  `json:"decode"`
 	Prefill *Phase `json:"prefill,omitempty"`
+	// Mixed aggregates the steps that ran prefill and decode requests
+	// together; nil when there are none.
+	Mixed *Phase `json:"mixed,omitempty"`
 	// TopKernels lists per bucket the kernels with the most time (decode
 	// steps when there are any, else all steps).
 	TopKernels map[BucketID][]KernelStat `json:"top_kernels"`
@@ -41,15 +44,19 @@ type Rank struct {
 	Unclassified []KernelStat `json:"unclassified"`
 	LaunchDelay  LaunchDelay  `json:"launch_delay"`
 	// Outside counts GPU events that fell in no step.
-	Outside  BucketStat `json:"outside_steps"`
-	Warnings []string   `json:"warnings,omitempty"`
+	Outside BucketStat `json:"outside_steps"`
+	// TraceKernelUS is the kernel time of the whole trace, steps and
+	// outside; TraceCommKernels its communication kernels.
+	TraceKernelUS    float64  `json:"trace_kernel_us"`
+	TraceCommKernels int      `json:"trace_comm_kernels"`
+	Warnings         []string `json:"warnings,omitempty"`
 }
 
 // Step is one engine iteration on one rank.
 type Step struct {
 	Index       int    `json:"index"`
 	Name        string `json:"name"`         // the annotation's name
-	Phase       string `json:"phase"`        // prefill, decode, mixed or unknown
+	Phase       string `json:"phase"`        // prefill, decode, mixed, empty (no GPU work) or unknown
 	PhaseSource string `json:"phase_source"` // "annotation" or "inferred: ..."
 	// Tokens and Batch come from the annotation when it says so (0 if not).
 	Tokens   int     `json:"tokens,omitempty"`
@@ -131,8 +138,12 @@ type LaunchDelay struct {
 	P99US float64 `json:"p99_us"`
 }
 
-// Headline is the first finding: the largest bucket of decode kernel time,
-// or communication when it dominates.
+// Headline is the first finding, from the decode steps (else the prefill,
+// else the mixed steps, else every step): how long a step takes and how
+// busy the GPU is in it, the bucket that leads its kernel time (or
+// communication when it dominates), and communication as transfer vs wait.
+// When the step split looks wrong, Problem says why and Fix names the flag
+// that fixes it, and no figure of it is to be read as a finding.
 type Headline struct {
 	Bucket        BucketID `json:"bucket"`
 	Label         string   `json:"label"`
@@ -141,12 +152,46 @@ type Headline struct {
 	CallsPerStep  float64  `json:"calls_per_step"`
 	Steps         int      `json:"steps"`
 	Ranks         int      `json:"ranks"`
-	Phase         string   `json:"phase"` // the phase it describes: decode, or all when no decode
+	Phase         string   `json:"phase"` // the phase it describes: decode, prefill, mixed, or all
+	// SpanMeanUS and SpanP50US are the step span's mean and median over the
+	// phase's steps of every rank; BusyShare is busy time as a percent of
+	// span over the same steps.
+	SpanMeanUS float64 `json:"span_mean_us"`
+	SpanP50US  float64 `json:"span_p50_us"`
+	BusyShare  float64 `json:"busy_share"`
+	// PerRank is set when the ranks diverge (GPU busy or wait shares far
+	// apart), so that no mean that no rank has is read as a finding.
+	PerRank []HeadlineRank `json:"per_rank,omitempty"`
+	// Outlier is the phase's step whose span is most inflated, when one is
+	// (far above the median span, or mostly idle).
+	Outlier *StepOutlier `json:"outlier,omitempty"`
 	// Comm is set when collectives were aligned across ranks: it splits the
 	// communication of the same steps into transfer and wait, as means over
 	// the ranks, so that a raw share inflated by waiting is not read as
 	// transfer.
 	Comm *HeadlineComm `json:"comm,omitempty"`
+	// Problem says why the step split looks wrong; Fix what to do.
+	Problem string `json:"problem,omitempty"`
+	Fix     string `json:"fix,omitempty"`
+}
+
+// HeadlineRank is one rank's figures behind a headline.
+type HeadlineRank struct {
+	Rank       int     `json:"rank"`
+	SpanMeanUS float64 `json:"span_mean_us"`
+	BusyShare  float64 `json:"busy_share"` // busy, percent of span
+	// WaitShare is the wait in collectives as a percent of kernel time;
+	// 0 without a cross-rank split.
+	WaitShare float64 `json:"wait_share"`
+}
+
+// StepOutlier is a step whose span does not describe its phase.
+type StepOutlier struct {
+	Rank         int     `json:"rank"`
+	Step         int     `json:"step"` // Step.Index
+	SpanUS       float64 `json:"span_us"`
+	BusyShare    float64 `json:"busy_share"` // busy, percent of the step's span
+	MedianSpanUS float64 `json:"median_span_us"`
 }
 
 // HeadlineComm is the cross-rank split behind a headline, as means over the

@@ -74,11 +74,11 @@ func writeSummaryCSV(w io.Writer, r *analyze.Report) error {
 	})
 }
 
-// rankPhases returns the rank's decode and prefill phases that have steps,
-// or every step as phase "all" when there are neither.
+// rankPhases returns the rank's decode, prefill and mixed phases that have
+// steps, or every step as phase "all" when there are none.
 func rankPhases(rk *analyze.Rank) []phaseView {
 	var out []phaseView
-	for _, name := range []string{"decode", "prefill"} {
+	for _, name := range shownPhases {
 		if p, ok := phaseNamed(rk, name); ok {
 			out = append(out, phaseView{name, p})
 		}

@@ -37,7 +37,9 @@ func fakeReport(ranks, decode, layers int) *analyze.Report {
 	}
 	h := r.Ranks[0].Decode.Buckets[analyze.AllReduce]
 	r.Headline = &analyze.Headline{Bucket: analyze.AllReduce, Label: "AllReduce", ShareOfKernel: h.ShareOfKernel,
-		USPerStep: h.USPerStep, CallsPerStep: h.CallsPerStep, Steps: decode, Ranks: ranks, Phase: "decode"}
+		USPerStep: h.USPerStep, CallsPerStep: h.CallsPerStep, Steps: decode, Ranks: ranks, Phase: "decode",
+		SpanMeanUS: r.Ranks[0].Decode.SpanMeanUS, SpanP50US: r.Ranks[0].Decode.SpanP50US,
+		BusyShare: 100 * r.Ranks[0].Decode.BusyUS / r.Ranks[0].Decode.SpanUS}
 	if ranks > 1 {
 		r.Collectives = &analyze.Collectives{Matched: decode * layers * 2, Clock: "shared",
 			Straggler: []analyze.Straggler{{Rank: ranks - 1, LateCount: decode * layers, LateUS: 1234.5}}}

@@ -7,15 +7,26 @@ import (
 )
 
 // phaseView is the phase a rank's tables and charts describe: decode when
-// the rank has decode steps, else prefill, else every step.
+// the rank has decode steps, else prefill, else mixed, else every step.
 type phaseView struct {
-	Name  string // "decode", "prefill" or "all"
+	Name  string // "decode", "prefill", "mixed" or "all"
 	Phase analyze.Phase
+}
+
+// shownPhases are the phases with their own statistics, in the order a
+// rank's outputs prefer them.
+var shownPhases = [...]string{analyze.PhaseDecode, analyze.PhasePrefill, analyze.PhaseMixed}
+
+// ShownPhase returns the phase a rank's tables and charts describe (decode,
+// else prefill, else mixed, else "all": every step) and its statistics.
+func ShownPhase(rk *analyze.Rank) (string, analyze.Phase) {
+	pv := rankPhase(rk)
+	return pv.Name, pv.Phase
 }
 
 // rankPhase picks the phase to show for a rank.
 func rankPhase(rk *analyze.Rank) phaseView {
-	for _, name := range []string{"decode", "prefill"} {
+	for _, name := range shownPhases {
 		if p, ok := phaseNamed(rk, name); ok {
 			return phaseView{name, p}
 		}
@@ -34,6 +45,11 @@ func phaseNamed(rk *analyze.Rank, name string) (analyze.Phase, bool) {
 			return analyze.Phase{}, false
 		}
 		return *rk.Prefill, true
+	case "mixed":
+		if rk.Mixed == nil || rk.Mixed.Steps == 0 {
+			return analyze.Phase{}, false
+		}
+		return *rk.Mixed, true
 	}
 	p := analyze.Aggregate(rk.Steps, nil)
 	return p, p.Steps > 0

@@ -53,8 +53,10 @@ func rankSummary(rk *analyze.Rank, pv phaseView) []string {
 	}
 	lines = append(lines, strings.Join(append(info, src), "; ")+".")
 	lines = append(lines, phaseLine(pv.Name, pv.Phase))
-	if pre, ok := phaseNamed(rk, "prefill"); ok && pv.Name == "decode" {
-		lines = append(lines, phaseLine("prefill", pre))
+	for _, name := range shownPhases {
+		if p, ok := phaseNamed(rk, name); ok && name != pv.Name {
+			lines = append(lines, phaseLine(name, p))
+		}
 	}
 	return lines
 }

@@ -41,41 +41,96 @@ func reportBlocks(r *analyze.Report) []block {
 	return bs
 }
 
-// HeadlineText returns the report's first finding as one sentence, e.g.
-// "AllReduce 51.5% of decode kernel time, 11.17 ms/step, 122 calls/step
-// (2 ranks, 32 decode steps)".
+// HeadlineText returns the report's first finding as one sentence: the
+// step's span and GPU busy share, the bucket that leads its kernel time,
+// and communication as transfer vs wait, e.g. "Decode step 7.09 ms (p50
+// 6.93 ms), GPU busy 11.7% of it on rank 0 and 43.6% on rank 1; AllReduce
+// leads decode kernel time: 74.9%, 2.55 ms/step, 8 calls/step; ...". When
+// the step split looks wrong it says so and what fixes it, with no figure.
 func HeadlineText(r *analyze.Report) string {
 	h := r.Headline
 	if h == nil {
 		return "No headline: the trace has no kernels in any step."
 	}
+	if h.Problem != "" {
+		return fmt.Sprintf("No headline: the steps look wrong (%s), so any figure per step would be wrong too. To fix: %s.", h.Problem, h.Fix)
+	}
 	label := h.Label
 	if label == "" {
 		label = bucketInfo(r.Buckets, h.Bucket).Label
 	}
-	phase := h.Phase + " "
-	steps := h.Phase + " step"
+	phase, steps, lead := h.Phase+" ", h.Phase+" step", strings.ToUpper(h.Phase[:1])+h.Phase[1:]+" step"
 	if h.Phase == "all" || h.Phase == "" {
-		phase, steps = "", "step"
+		phase, steps, lead = "", "step", "Step"
 	}
-	text := fmt.Sprintf("%s %s of %skernel time, %s ms/step, %s calls/step (%s, %s)",
-		label, pct(h.ShareOfKernel), phase, ms(h.USPerStep), count(h.CallsPerStep),
-		plural(h.Ranks, "rank"), plural(h.Steps, steps))
-	return text + headlineCommText(h.Comm)
+	text := fmt.Sprintf("%s %s ms (p50 %s ms), GPU busy %s; %s leads %skernel time: %s, %s ms/step, %s calls/step",
+		lead, ms(h.SpanMeanUS), ms(h.SpanP50US), headlineBusyText(h), label, phase, pct(h.ShareOfKernel),
+		ms(h.USPerStep), count(h.CallsPerStep))
+	text += headlineCommText(h)
+	text += fmt.Sprintf(" (%s, %s)", plural(h.Ranks, "rank"), plural(h.Steps, steps))
+	if o := h.Outlier; o != nil {
+		text += fmt.Sprintf(". Outlier: step %d of rank %s spans %s ms, GPU busy %s of it", o.Step, rankNum(o.Rank), ms(o.SpanUS), pct(o.BusyShare))
+		if o.MedianSpanUS > 0 && o.SpanUS > o.MedianSpanUS {
+			text += fmt.Sprintf(" (%.0fx the median step)", o.SpanUS/o.MedianSpanUS)
+		}
+	}
+	return text
+}
+
+// headlineBusyText gives the GPU busy share of the step: one figure, or
+// each rank's when the ranks diverge.
+func headlineBusyText(h *analyze.Headline) string {
+	if len(h.PerRank) == 0 {
+		return pct(h.BusyShare) + " of it"
+	}
+	var parts []string
+	for i, p := range h.PerRank {
+		s := fmt.Sprintf("%s on rank %s", pct(p.BusyShare), rankNum(p.Rank))
+		if i == 0 {
+			s = fmt.Sprintf("%s of it on rank %s", pct(p.BusyShare), rankNum(p.Rank))
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // headlineCommText adds the cross-rank split to the headline: the raw share
-// of a collective counts the time early ranks wait for late ones.
-func headlineCommText(c *analyze.HeadlineComm) string {
+// of a collective counts the time early ranks wait for late ones. When the
+// ranks diverge it names the rank that waits most instead of a mean.
+func headlineCommText(h *analyze.Headline) string {
+	c := h.Comm
 	if c == nil {
 		return ""
 	}
-	text := fmt.Sprintf("; aligned across ranks, communication is %s ms/step transfer (%s of kernel time net of wait) and %s ms/step wait (%s of kernel time)",
-		ms(c.TransferUSPerStep), pct(c.TransferShareNetOfWait), ms(c.WaitUSPerStep), pct(c.WaitShare))
-	if c.Straggler >= 0 {
-		text += fmt.Sprintf(", waiting mostly for rank %d", c.Straggler)
+	text := fmt.Sprintf("; aligned across ranks, communication is %s ms/step transfer (%s of kernel time net of wait) and %s ms/step wait",
+		ms(c.TransferUSPerStep), pct(c.TransferShareNetOfWait), ms(c.WaitUSPerStep))
+	waiter := -1
+	for i, p := range h.PerRank {
+		if waiter < 0 || p.WaitShare > h.PerRank[waiter].WaitShare {
+			waiter = i
+		}
+	}
+	if waiter < 0 {
+		text += fmt.Sprintf(" (%s of kernel time)", pct(c.WaitShare))
+		if c.Straggler >= 0 {
+			text += fmt.Sprintf(", waiting mostly for rank %d", c.Straggler)
+		}
+		return text
+	}
+	w := h.PerRank[waiter]
+	text += fmt.Sprintf("; rank %s spends %s of its kernel time waiting", rankNum(w.Rank), pct(w.WaitShare))
+	if c.Straggler >= 0 && c.Straggler != w.Rank {
+		text += fmt.Sprintf(", mostly for rank %d", c.Straggler)
 	}
 	return text
+}
+
+// rankNum names a rank by number, "?" when unknown.
+func rankNum(r int) string {
+	if r < 0 {
+		return "?"
+	}
+	return fmt.Sprint(r)
 }
 
 // rankTitle names a rank for headings.

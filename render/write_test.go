@@ -16,13 +16,23 @@ func TestHeadlineText(t *testing.T) {
 		h    *analyze.Headline
 		want string
 	}{
-		{&analyze.Headline{Bucket: analyze.AllReduce, Label: "AllReduce", ShareOfKernel: 51.5, USPerStep: 11170, CallsPerStep: 122, Steps: 32, Ranks: 2, Phase: "decode"},
-			"AllReduce 51.5% of decode kernel time, 11.17 ms/step, 122 calls/step (2 ranks, 32 decode steps)"},
-		{&analyze.Headline{Bucket: analyze.GEMM, ShareOfKernel: 40, USPerStep: 500, CallsPerStep: 2.5, Steps: 1, Ranks: 1, Phase: "all"},
-			"GEMM 40.0% of kernel time, 0.50 ms/step, 2.5 calls/step (1 rank, 1 step)"},
+		{&analyze.Headline{Bucket: analyze.AllReduce, Label: "AllReduce", ShareOfKernel: 51.5, USPerStep: 11170, CallsPerStep: 122, Steps: 32, Ranks: 2, Phase: "decode",
+			SpanMeanUS: 21690, SpanP50US: 21500, BusyShare: 96.2},
+			"Decode step 21.69 ms (p50 21.50 ms), GPU busy 96.2% of it; AllReduce leads decode kernel time: 51.5%, 11.17 ms/step, 122 calls/step (2 ranks, 32 decode steps)"},
+		{&analyze.Headline{Bucket: analyze.GEMM, ShareOfKernel: 40, USPerStep: 500, CallsPerStep: 2.5, Steps: 1, Ranks: 1, Phase: "all", SpanMeanUS: 1250, SpanP50US: 1250, BusyShare: 2.5,
+			Outlier: &analyze.StepOutlier{Rank: 0, Step: 0, SpanUS: 1250, BusyShare: 2.5, MedianSpanUS: 1250}},
+			"Step 1.25 ms (p50 1.25 ms), GPU busy 2.5% of it; GEMM leads kernel time: 40.0%, 0.50 ms/step, 2.5 calls/step (1 rank, 1 step). Outlier: step 0 of rank 0 spans 1.25 ms, GPU busy 2.5% of it"},
 		{&analyze.Headline{Bucket: analyze.AllReduce, Label: "AllReduce", ShareOfKernel: 74.9, USPerStep: 2550, CallsPerStep: 8, Steps: 32, Ranks: 2, Phase: "decode",
+			SpanMeanUS: 7090, SpanP50US: 6940, BusyShare: 48,
 			Comm: &analyze.HeadlineComm{TransferUSPerStep: 60, WaitUSPerStep: 2650, TransferShareNetOfWait: 7.7, WaitShare: 48.5, Straggler: 0}},
-			"AllReduce 74.9% of decode kernel time, 2.55 ms/step, 8 calls/step (2 ranks, 32 decode steps); aligned across ranks, communication is 0.06 ms/step transfer (7.7% of kernel time net of wait) and 2.65 ms/step wait (48.5% of kernel time), waiting mostly for rank 0"},
+			"Decode step 7.09 ms (p50 6.94 ms), GPU busy 48.0% of it; AllReduce leads decode kernel time: 74.9%, 2.55 ms/step, 8 calls/step; aligned across ranks, communication is 0.06 ms/step transfer (7.7% of kernel time net of wait) and 2.65 ms/step wait (48.5% of kernel time), waiting mostly for rank 0 (2 ranks, 32 decode steps)"},
+		{&analyze.Headline{Bucket: analyze.AllReduce, Label: "AllReduce", ShareOfKernel: 74.9, USPerStep: 2550, CallsPerStep: 8, Steps: 32, Ranks: 2, Phase: "decode",
+			SpanMeanUS: 7090, SpanP50US: 6940, BusyShare: 48,
+			PerRank: []analyze.HeadlineRank{{Rank: 0, BusyShare: 11.7, WaitShare: 9.6}, {Rank: 1, BusyShare: 84.4, WaitShare: 87.3}},
+			Comm:    &analyze.HeadlineComm{TransferUSPerStep: 60, WaitUSPerStep: 2650, TransferShareNetOfWait: 7.7, WaitShare: 48.5, Straggler: 0}},
+			"Decode step 7.09 ms (p50 6.94 ms), GPU busy 11.7% of it on rank 0, 84.4% on rank 1; AllReduce leads decode kernel time: 74.9%, 2.55 ms/step, 8 calls/step; aligned across ranks, communication is 0.06 ms/step transfer (7.7% of kernel time net of wait) and 2.65 ms/step wait; rank 1 spends 87.3% of its kernel time waiting, mostly for rank 0 (2 ranks, 32 decode steps)"},
+		{&analyze.Headline{Bucket: analyze.Sampling, ShareOfKernel: 72.7, Steps: 10, Ranks: 2, Phase: "decode", Problem: "the trace has 1320 communication kernels but its decode steps have none", Fix: "use --step-regex"},
+			"No headline: the steps look wrong (the trace has 1320 communication kernels but its decode steps have none), so any figure per step would be wrong too. To fix: use --step-regex."},
 		{nil, "No headline: the trace has no kernels in any step."},
 	}
 	for _, tc := range tests {
@@ -41,7 +51,7 @@ func TestWriteReportText(t *testing.T) {
 		absent []string
 	}{
 		{"table 2 ranks", "table", 2, []string{
-			"AllReduce 53.3% of decode kernel time, 11.25 ms/step, 122 calls/step (2 ranks, 32 decode steps)",
+			"AllReduce leads decode kernel time: 53.3%, 11.25 ms/step, 122 calls/step (2 ranks, 32 decode steps)",
 			"Ranks side by side",
 			"Straggler: rank 1",
 			"% kernel = share of decode kernel time",

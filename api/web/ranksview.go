@@ -13,8 +13,9 @@ import (
 // and wait when collectives were aligned across ranks, and how often the
 // rank arrived last.
 type ranksView struct {
-	Rows    []rankRow
-	HasComm bool // some rank has a transfer/wait split
+	Rows     []rankRow
+	HasComm  bool // some rank has a transfer/wait split
+	HasMixed bool // some rank has mixed steps
 	// Straggler is the rank that arrives last most often (nil if none).
 	Straggler   *analyze.Straggler
 	Collectives *analyze.Collectives
@@ -28,6 +29,7 @@ type rankRow struct {
 	Source   string
 	Decode   int
 	Prefill  int
+	Mixed    int
 	Phase    string // the phase of the figures (see phaseOf)
 	KernelUS float64
 	SpanUS   float64 // mean span
@@ -66,6 +68,7 @@ func newRanksView(r *analyze.Report, sel int, step string) *ranksView {
 		}
 		row.Link = template.URL("?" + q.Encode())
 		v.HasComm = v.HasComm || row.Split != nil
+		v.HasMixed = v.HasMixed || row.Mixed > 0
 		v.Rows = append(v.Rows, row)
 	}
 	return v
@@ -79,6 +82,9 @@ func newRankRow(buckets []analyze.Bucket, rk *analyze.Rank) rankRow {
 		BusyPct: percent(ph.BusyUS, ph.SpanUS)}
 	if rk.Prefill != nil {
 		row.Prefill = rk.Prefill.Steps
+	}
+	if rk.Mixed != nil {
+		row.Mixed = rk.Mixed.Steps
 	}
 	for _, b := range buckets {
 		if b.Group == analyze.GroupCommunication {

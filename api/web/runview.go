@@ -64,16 +64,14 @@ func newRunView(r *analyze.Report, rankQuery, stepQuery string) *runView {
 	return v
 }
 
-// phaseOf returns the phase a rank's tables show: decode, else prefill,
-// else every step (traces whose steps have no known phase).
+// phaseOf returns the phase a rank's tables show, as render chooses it,
+// with every step called "all steps".
 func phaseOf(rk *analyze.Rank) (string, analyze.Phase) {
-	switch {
-	case rk.Decode.Steps > 0:
-		return "decode", rk.Decode
-	case rk.Prefill != nil && rk.Prefill.Steps > 0:
-		return "prefill", *rk.Prefill
+	name, ph := render.ShownPhase(rk)
+	if name == "all" {
+		name = "all steps"
 	}
-	return "all steps", analyze.Aggregate(rk.Steps, nil)
+	return name, ph
 }
 
 // phaseBuckets returns a phase's buckets in the breakdown chart's order
