@@ -1,7 +1,9 @@
 package analyze
 
 import (
+	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"kinetoscope/ingest"
@@ -62,5 +64,74 @@ func TestHiddenMarksInferred(t *testing.T) {
 					variant, rk.Rank, rk.StepSource, len(rk.Steps), rk.Decode.Steps, pre, truth.DecodeSteps, rk.StepEvidence)
 			}
 		}
+	}
+}
+
+// TestHeadlineGuardHiddenMarks: a real run whose step marks are hidden and
+// whose rank 1 profile stops half-way (a profiler stopped early on one
+// rank) cannot give one step time for both ranks: the headline says that
+// the ranks disagree on the step count, gives no figure, and names the
+// flag that fixes it. The whole run with its marks has no problem.
+func TestHeadlineGuardHiddenMarks(t *testing.T) {
+	dir := realRun(t, "eager")
+	set := hideMarks(t, dir)
+	cutHalf(set.Traces[1])
+	r, err := Analyze(set, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.Headline
+	if h == nil || !strings.Contains(h.Problem, "ranks disagree on the number of steps") || !strings.Contains(h.Fix, "--step-regex") {
+		t.Fatalf("headline = %+v, want the ranks' disagreement and a --step-regex fix", h)
+	}
+	full, err := ingest.Open(dir, ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err = Analyze(full, Options{}); err != nil || r.Headline.Problem != "" {
+		t.Errorf("with marks: problem %q (%v)", r.Headline.Problem, err)
+	}
+}
+
+// cutHalf drops the GPU events and launches of t from the middle of its
+// GPU activity on.
+func cutHalf(t *ingest.Trace) {
+	lo, hi := int64(1<<62), int64(0)
+	for _, g := range t.GPU.All() {
+		lo, hi = min(lo, g.Start), max(hi, g.End())
+	}
+	mid := lo + (hi-lo)/2
+	var gpu ingest.Chunks[ingest.GPUEvent]
+	for _, g := range t.GPU.All() {
+		if g.Start < mid {
+			gpu.Append(*g)
+		}
+	}
+	t.GPU = gpu
+}
+
+// TestHeadlineRealFindings: the headline of the real eager run names the
+// ranks where they diverge (rank 0's GPU busy a small share of the step,
+// rank 1 waiting most of its kernel time), with each rank's figure equal to
+// its own phase statistics; the public SGLang decode trace's one step is
+// called out as mostly idle.
+func TestHeadlineRealFindings(t *testing.T) {
+	_, r := analyzePath(t, realRun(t, "eager"))
+	h := r.Headline
+	if len(h.PerRank) != 2 {
+		t.Fatalf("eager: per-rank figures %+v, want both ranks", h.PerRank)
+	}
+	for i, p := range h.PerRank {
+		d := r.Ranks[i].Decode
+		if busy := 100 * d.BusyUS / d.SpanUS; p.Rank != r.Ranks[i].Rank || math.Abs(p.BusyShare-busy) > 1e-9 || p.WaitShare != d.Comm.WaitShare {
+			t.Errorf("eager rank %d: headline %+v, decode busy %.2f%% wait %.2f%%", i, p, busy, d.Comm.WaitShare)
+		}
+	}
+	if h.PerRank[0].BusyShare > 20 || h.PerRank[1].WaitShare < 80 {
+		t.Errorf("eager: rank 0 busy %.1f%%, rank 1 waits %.1f%%", h.PerRank[0].BusyShare, h.PerRank[1].WaitShare)
+	}
+	sg := analyzePublic(t, "tracelens-sglang-qwen3-8b-decode.json.gz").Headline
+	if o := sg.Outlier; o == nil || o.BusyShare > outlierBusyShare || o.SpanUS < 400_000 {
+		t.Errorf("SGLang decode: outlier %+v, want its one mostly idle step of about 473 ms", o)
 	}
 }

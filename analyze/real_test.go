@@ -59,12 +59,35 @@ func TestRealTraces(t *testing.T) {
 	}
 }
 
-// independentAllReduceShare reads a trace with encoding/json alone: steps
+// independentAllReduceShare returns the AllReduce share of decode GPU
+// time of one trace in percent, from independentDecodeTimes.
+func independentAllReduceShare(t *testing.T, path string) float64 {
+	times, all := independentDecodeTimes(t, path)
+	return 100 * times[AllReduce] / all
+}
+
+// independentFamily classifies the kernels of the real samples by their
+// names alone, for the families that can lead a decode step there: NCCL's
+// AllReduce and AllGather kernels and cuBLAS's GEMMs (nvjet_*, and the
+// split-K reduction cuBLASLt runs after a split-K GEMM); "" for the rest.
+func independentFamily(name string) BucketID {
+	switch {
+	case strings.HasPrefix(name, "ncclDevKernel_AllReduce"):
+		return AllReduce
+	case strings.HasPrefix(name, "ncclDevKernel_AllGather"):
+		return AllGather
+	case strings.HasPrefix(name, "nvjet_") || strings.Contains(strings.ToLower(name), "gemm") || strings.Contains(name, "cublasLt::splitKreduce"):
+		return GEMM
+	}
+	return ""
+}
+
+// independentDecodeTimes reads a trace with encoding/json alone: steps
 // start at the execute_context_* annotations, a GPU event belongs to the
 // step in which its launch (same correlation) ran, decode steps schedule no
-// context request, and AllReduce kernels are NCCL's ncclDevKernel_AllReduce.
-// It returns the AllReduce share of decode GPU time in percent.
-func independentAllReduceShare(t *testing.T, path string) float64 {
+// context request. It returns the decode GPU time per independentFamily
+// and in all, in us.
+func independentDecodeTimes(t *testing.T, path string) (map[BucketID]float64, float64) {
 	var tr struct {
 		TraceEvents []struct {
 			Cat  string         `json:"cat"`
@@ -96,7 +119,8 @@ func independentAllReduceShare(t *testing.T, path string) float64 {
 		}
 	}
 	sort.Slice(marks, func(i, j int) bool { return marks[i].ts < marks[j].ts })
-	var all, ar float64
+	times := map[BucketID]float64{}
+	var all float64
 	for _, e := range tr.TraceEvents {
 		if e.Cat != "kernel" && e.Cat != "gpu_memcpy" && e.Cat != "gpu_memset" {
 			continue
@@ -112,14 +136,48 @@ func independentAllReduceShare(t *testing.T, path string) float64 {
 			continue
 		}
 		all += e.Dur
-		if strings.HasPrefix(e.Name, "ncclDevKernel_AllReduce") {
-			ar += e.Dur
+		if f := independentFamily(e.Name); f != "" {
+			times[f] += e.Dur
 		}
 	}
 	if all == 0 {
 		t.Fatalf("%s: no decode GPU time", path)
 	}
-	return 100 * ar / all
+	return times, all
+}
+
+// TestRealHeadlineLeader: on every real multi-rank sample, the bucket that
+// leads the headline (decode kernel time pooled over the ranks; the largest
+// collective when communication as a whole exceeds the largest bucket) and
+// its share equal an independent encoding/json computation.
+func TestRealHeadlineLeader(t *testing.T) {
+	for _, variant := range sampletraces.RealVariants() {
+		dir := realRun(t, variant)
+		_, r := analyzePath(t, dir)
+		pooled := map[BucketID]float64{}
+		var all float64
+		for _, rk := range r.Ranks {
+			times, a := independentDecodeTimes(t, filepath.Join(dir, filepath.Base(rk.File)))
+			for f, us := range times {
+				pooled[f] += us
+			}
+			all += a
+		}
+		lead := GEMM
+		if comm := pooled[AllReduce] + pooled[AllGather]; comm > pooled[GEMM] {
+			lead = AllReduce
+			if pooled[AllGather] > pooled[AllReduce] {
+				lead = AllGather
+			}
+		}
+		want := 100 * pooled[lead] / all
+		h := r.Headline
+		t.Logf("%s: headline %s %.2f%%, independent %s %.2f%%", variant, h.Bucket, h.ShareOfKernel, lead, want)
+		if h.Bucket != lead || math.Abs(h.ShareOfKernel-want) > 0.5 {
+			t.Errorf("%s: headline leads with %s at %.2f%% of decode kernel time; independent reading %s at %.2f%%",
+				variant, h.Bucket, h.ShareOfKernel, lead, want)
+		}
+	}
 }
 
 // TestRealDecodeComm checks the decode transfer/wait split of the real TP-2
