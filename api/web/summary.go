@@ -80,7 +80,9 @@ func summarize(r *analyze.Report) *runSummary {
 		sum.SpanUS += ph.SpanMeanUS / float64(len(r.Ranks))
 	}
 	sum.Devices = strings.Join(devices, ", ")
-	if h := r.Headline; h != nil {
+	if h := r.Headline; h != nil && h.Problem != "" {
+		sum.Finding = "steps look wrong: " + h.Problem
+	} else if h != nil {
 		phase := h.Phase + " "
 		if h.Phase == "all" || h.Phase == "" {
 			phase = ""
