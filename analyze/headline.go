@@ -45,7 +45,7 @@ func headlinePhase(ranks []Rank) (string, func(*Rank) Phase) {
 			}
 		}
 	}
-	return "all", func(r *Rank) Phase { return Aggregate(r.Steps, hasWork) }
+	return "all", func(r *Rank) Phase { return Aggregate(r.Steps, (*Step).HasWork) }
 }
 
 func derefPhase(p *Phase) Phase {
@@ -55,12 +55,14 @@ func derefPhase(p *Phase) Phase {
 	return *p
 }
 
-func hasWork(s *Step) bool { return s.Kernels > 0 }
+// HasWork says whether the step ran any GPU work: empty steps are kept out
+// of every phase's statistics, "all steps" included.
+func (s *Step) HasWork() bool { return s.Kernels > 0 }
 
 // inPhase says whether step s belongs to the headline's phase.
 func inPhase(phase string, s *Step) bool {
 	if phase == "all" {
-		return hasWork(s)
+		return s.HasWork()
 	}
 	return s.Phase == phase
 }
@@ -245,7 +247,7 @@ func stepProblem(r *Report, get func(*Rank) Phase) string {
 		}
 		n := 0
 		for j := range rk.Steps {
-			if hasWork(&rk.Steps[j]) {
+			if rk.Steps[j].HasWork() {
 				n++
 			}
 		}

@@ -31,7 +31,7 @@ func rankPhase(rk *analyze.Rank) phaseView {
 			return phaseView{name, p}
 		}
 	}
-	return phaseView{"all", analyze.Aggregate(rk.Steps, nil)}
+	return phaseView{"all", analyze.Aggregate(rk.Steps, (*analyze.Step).HasWork)}
 }
 
 // phaseNamed returns the rank's phase of that name ("all" aggregates every
@@ -51,7 +51,7 @@ func phaseNamed(rk *analyze.Rank, name string) (analyze.Phase, bool) {
 		}
 		return *rk.Mixed, true
 	}
-	p := analyze.Aggregate(rk.Steps, nil)
+	p := analyze.Aggregate(rk.Steps, (*analyze.Step).HasWork)
 	return p, p.Steps > 0
 }
 

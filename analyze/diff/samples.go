@@ -59,7 +59,7 @@ func rankList(r *analyze.Report) string {
 func phaseSteps(rk *analyze.Rank, phase string) []*analyze.Step {
 	var out []*analyze.Step
 	for i := range rk.Steps {
-		if phase == phaseAll || rk.Steps[i].Phase == phase {
+		if (phase == phaseAll && rk.Steps[i].HasWork()) || rk.Steps[i].Phase == phase {
 			out = append(out, &rk.Steps[i])
 		}
 	}

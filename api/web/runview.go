@@ -135,7 +135,7 @@ func newKernelsView(rk *analyze.Rank, n int) *kernelsView {
 	v := &kernelsView{Phase: "decode", Steps: rk.Decode.Steps}
 	kernelUS := rk.Decode.KernelUS
 	if v.Steps == 0 {
-		all := analyze.Aggregate(rk.Steps, nil)
+		all := analyze.Aggregate(rk.Steps, (*analyze.Step).HasWork)
 		v.Phase, v.Steps, kernelUS = "all steps", all.Steps, all.KernelUS
 	}
 	var all []analyze.KernelStat

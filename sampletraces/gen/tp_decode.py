@@ -124,6 +124,7 @@ def parse_args(argv=None):
         a.decode_steps = style.get("decode_steps", 32)
     if a.dtype is None:
         a.dtype = "float16" if style.get("quant") else "bfloat16"
+    a.quant = style.get("quant")
     return a
 
 
@@ -235,8 +236,8 @@ def check_marlin(gen):
     """Marlin against an fp16 matmul of the same fake-quantized weights (Layer.pack), m = 4 and 512."""
     marlin = require_marlin()
     k, n, g = 1024, 512, 128
-    w = torch.randn(n, k // g, g, device=DEVICE, generator=gen).half()
-    s = (w.abs().amax(-1) / 7).clamp(min=1e-3)
+    w = torch.randn(n, k // g, g, device=DEVICE, generator=gen)
+    s = (w.abs().amax(-1) / 7).clamp(min=1e-3).half().float()
     ref_w = (torch.round(w / s[..., None]).clamp(-8, 7) * s[..., None]).view(n, k).half()
     lin = nn.Linear(k, n, bias=False).to(DEVICE).half()
     lin.weight.data = ref_w
@@ -245,8 +246,8 @@ def check_marlin(gen):
     errs = {}
     for m in (4, 512):
         a = torch.randn(m, k, device=DEVICE, generator=gen).half()
-        got = layer(a)
-        want = a @ ref_w.t()
+        got = layer(a).float()
+        want = a.float() @ ref_w.float().t()
         errs[str(m)] = round(((got - want).abs().mean() / want.abs().mean()).item(), 6)
     ok = all(e < 1e-2 for e in errs.values())
     print(f"marlin check (k={k}, n={n}, group {g}): mean relative error {errs} {'ok' if ok else 'FAILED'}",
@@ -496,8 +497,8 @@ class Runner:
         b = cfg.batch
         self.ids = torch.zeros(b, dtype=torch.long, device=DEVICE)
         self.pos = torch.zeros(b, dtype=torch.long, device=DEVICE)
-        self.ids_cpu = torch.zeros(b, dtype=torch.long).pin_memory()
-        self.pos_cpu = torch.zeros(b, dtype=torch.long).pin_memory()
+        self.ids_cpu = pin(torch.zeros(b, dtype=torch.long))
+        self.pos_cpu = pin(torch.zeros(b, dtype=torch.long))
         self.graph = None
         self.graph_out = None
 
@@ -723,7 +724,6 @@ class StepRunner(Runner):
             if nd:
                 self.ids_cpu[:nd].copy_(self.last[:nd])
                 self.pos_cpu[:nd].copy_(torch.tensor(self.position[:nd]))
-                self.pos[:nd].copy_(self.pos_cpu[:nd], non_blocking=True)
             if nb and nd:
                 n = nb * t
                 self.mix_cpu[:n].copy_(self.prompts[s0:s0 + nb].reshape(-1))
@@ -733,6 +733,8 @@ class StepRunner(Runner):
                 ids = self.prompts[s0:s0 + nb].reshape(-1).to(DEVICE, non_blocking=True)
             else:
                 self.ids[:nd].copy_(self.ids_cpu[:nd], non_blocking=True)
+            if nd:
+                self.pos[:nd].copy_(self.pos_cpu[:nd], non_blocking=True)
         with self.marks.phase("forward"):
             if not nb and self.graph is not None and nd == self.ids.shape[0]:
                 self.graph.replay()
@@ -819,7 +821,7 @@ def build_style_truth(cfg, tp, plan, fn_names, files, windows, timings, marlin_c
     for i, s in enumerate(traced):
         step = {
             "index": i, "phase": s.kind,
-            "name": s.label if s.label else (fn_names[0] if fn_names else None),
+            "name": s.label or (fn_names[0] if fn_names else None) or (prof_steps[i] if prof_steps else None),
             "context_requests": s.n_new, "context_tokens": s.n_new * cfg.prompt_len,
             "generation_requests": s.n_dec, "generation_tokens": s.n_dec,
             "scheduled_tokens": s.total_num_scheduled_tokens,
