@@ -701,7 +701,7 @@ class StepRunner(Runner):
     """
 
     def __init__(self, model, cfg, marks, prompts):
-        super().__init__(model, cfg, STYLE["graph"])
+        super().__init__(model, cfg, STYLE["graph"] and DEVICE == "cuda")  # no graph in a cpu smoke test
         self.marks = marks
         self.prompts = prompts  # [slots, prompt_len], pinned on CUDA
         slots, t = prompts.shape
@@ -1037,8 +1037,9 @@ def main_style(cfg):
     prefix = name if name else f"{socket.gethostname()}_{os.getpid()}"
     mine = sorted(f for f in os.listdir(cfg.out) if f.startswith(prefix + "."))
     every = [None] * tp
-    dist.all_gather_object(every, {"rank": rank, "files": mine, "windows": windows, "timings": timings},
-                           group=cpu_group)
+    with torch.inference_mode(False):
+        dist.all_gather_object(every, {"rank": rank, "files": mine, "windows": windows, "timings": timings},
+                               group=cpu_group)
     if rank == 0:
         files = {str(e["rank"]): e["files"][-1] if e["files"] else None for e in every}
         wins = {str(e["rank"]): e["windows"] for e in every}
