@@ -59,9 +59,11 @@ type Classifier func(t *ingest.Trace, ev *ingest.GPUEvent) (kind string, ok bool
 
 // Options tune Align. The zero value gives the defaults.
 type Options struct {
-	// LookAhead bounds how many collectives the pairing by order (used to
-	// estimate a clock offset) skips on one rank to resynchronise after a
-	// difference; past it, that pairing stops. Default 16.
+	// LookAhead bounds the shifts (in collectives) at which the pairing by
+	// order proposes clock offsets when two ranks' clocks are not known to
+	// be shared: within LookAhead of both profiles starting at one
+	// collective, and of where the clocks taken as shared put the other
+	// rank's first collective. Default 16.
 	LookAhead int
 	// EndToleranceNS is how far apart the ends of one collective may be on
 	// two ranks (after the clock offset) for them to be paired. Default
