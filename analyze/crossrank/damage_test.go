@@ -113,35 +113,52 @@ func editRanks(ts []*ingest.Trace, fs ...editFunc) ([]*ingest.Trace, [][]int) {
 	return out, maps
 }
 
-// firstWait makes the waiter's first collective wait d ns longer for the
-// late rank: on the late rank everything from its first collective on
-// happens d later; on the waiter everything after its first collective's
-// start, which ends d later.
-func firstWait(waiter, late int, d int64) func(ts []*ingest.Trace) ([]*ingest.Trace, [][]int) {
+// firstWait makes every other rank's first collective wait d ns longer for
+// the late rank: on the late rank everything from its first collective on
+// happens d later; on the others everything after their first
+// collective's start, which ends d later.
+func firstWait(late int, d int64) func(ts []*ingest.Trace) ([]*ingest.Trace, [][]int) {
 	return func(ts []*ingest.Trace) ([]*ingest.Trace, [][]int) {
 		fs := make([]editFunc, len(ts))
-		w0, l0 := collectiveSpans(ts[waiter])[0], collectiveSpans(ts[late])[0]
-		fs[late] = func(s *span) bool {
-			switch {
-			case s.start >= l0.start:
-				s.start += d
-			case s.start+s.dur > l0.start:
-				s.dur += d
+		for i, t := range ts {
+			first := collectiveSpans(t)[0].start
+			if i == late {
+				fs[i] = delayFrom(first, d)
+			} else {
+				fs[i] = waitAtFirst(first, d)
 			}
-			return true
-		}
-		fs[waiter] = func(s *span) bool {
-			switch {
-			case s.coll == 0:
-				s.dur += d
-			case s.start > w0.start:
-				s.start += d
-			case s.start+s.dur > w0.start:
-				s.dur += d // a CPU range around the wait
-			}
-			return true
 		}
 		return editRanks(ts, fs...)
+	}
+}
+
+// delayFrom moves every record that starts at from or later d on, and
+// stretches the ones around from.
+func delayFrom(from, d int64) editFunc {
+	return func(s *span) bool {
+		switch {
+		case s.start >= from:
+			s.start += d
+		case s.start+s.dur > from:
+			s.dur += d
+		}
+		return true
+	}
+}
+
+// waitAtFirst stretches the first collective, which starts at first, by d
+// and moves everything that starts later d on.
+func waitAtFirst(first, d int64) editFunc {
+	return func(s *span) bool {
+		switch {
+		case s.coll == 0:
+			s.dur += d
+		case s.start > first:
+			s.start += d
+		case s.start+s.dur > first:
+			s.dur += d // a CPU range around the wait
+		}
+		return true
 	}
 }
 

@@ -2,6 +2,7 @@ package crossrank
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 )
@@ -130,16 +131,11 @@ func (m *matcher) pairAll() {
 }
 
 // finalRule is the rule a link is paired with once its clock is related:
-// for kinds whose kernels overlap, running together decides, whatever
-// their ends say (a rank that waited long still ends with the others, but
-// nothing need bound how far apart the profiler puts the ends); for the
-// others, the end tolerance.
+// identity, ends within the end tolerance on the related clock and, for
+// kinds whose kernels must overlap, running together. However long a rank
+// waited, it ends with the others.
 func (m *matcher) finalRule(l link, c *pairClock) endRule {
-	r := endRule{off: c.off, tol: m.opt.EndToleranceNS, overlap: mustOverlap(l.p.seq.kind)}
-	if r.overlap {
-		r.tol = noBound
-	}
-	return r
+	return endRule{off: c.off, tol: m.opt.EndToleranceNS, overlap: mustOverlap(l.p.seq.kind)}
 }
 
 // pairLink pairs one link under rule r; nothing when the clocks are not
@@ -177,6 +173,7 @@ func (m *matcher) tighten(l link, c *pairClock) {
 type fit struct {
 	off         int64
 	n, possible int // pairs; pairs there could be inside the windows
+	all         int // pairs there could be, windows aside
 	unexplained int // items inside the other's window left unpaired
 	endDiffs    []int64
 }
@@ -201,6 +198,7 @@ func (m *matcher) score(key [2]int, links []link, off int64, withDiffs bool) *fi
 		pr := pairSeq(l.a(), l.b(), m.in.windows[key[0]], m.in.windows[key[1]], r)
 		f.n += pr.n
 		f.possible += pr.possible()
+		f.all += min(len(l.a()), len(l.b()))
 		f.unexplained += pr.unexplained()
 		if withDiffs {
 			f.endDiffs = pr.endDiffs(l.a(), l.b(), f.endDiffs)
@@ -216,9 +214,11 @@ func (m *matcher) score(key [2]int, links []link, off int64, withDiffs bool) *fi
 // from one host and share its clock whatever their collectives say: they
 // are never given an offset, so that profiles of different windows are left
 // unpaired rather than paired at a made-up offset. Otherwise a shared clock
-// is taken when it pairs every collective it could, or when its median end
+// is taken when it pairs every collective, or when its median end
 // difference is within SharedClockNS of zero, it pairs at least half of
-// what it could, and either 90% or no fewer than the best offset. The
+// what it could inside the windows, and either 90% of all or no fewer than
+// the best offset. (Windows that overlap in part fit a shared clock with a
+// late start as well as an offset clock: the one that pairs more wins.) The
 // candidate offsets come from sequence numbers and from pairing by order at
 // shifts around the start and around where a shared clock puts it (see
 // candidates); the one that pairs most wins, and must pair at least half of
@@ -231,12 +231,12 @@ func (m *matcher) relate(key [2]int, c *pairClock, links []link) {
 		return
 	}
 	zero := m.score(key, links, 0, true)
-	if zero.n > 0 && zero.n == zero.possible {
+	if zero.n > 0 && zero.n == zero.all {
 		c.shared = true
 		return
 	}
 	best := &fit{}
-	for _, off := range m.candidates(key, links) {
+	for _, off := range m.shortlist(key, links, m.candidates(key, links)) {
 		if f := m.score(key, links, off, false); f.better(best) {
 			best = f
 		}
@@ -244,7 +244,7 @@ func (m *matcher) relate(key [2]int, c *pairClock, links []link) {
 	zeroOK := zero.n > 0 && 2*zero.n >= zero.possible && abs64(median(zero.endDiffs)) <= m.opt.SharedClockNS
 	estOK := best.n > 0 && 2*best.n >= best.possible
 	switch {
-	case zeroOK && (!estOK || 10*zero.n >= 9*zero.possible || zero.n >= best.n):
+	case zeroOK && (!estOK || 10*zero.n >= 9*zero.all || zero.n >= best.n):
 		c.shared = true
 	case estOK:
 		c.estimated = true
@@ -290,6 +290,72 @@ func (m *matcher) candidates(key [2]int, links []link) []int64 {
 	}
 	slices.Sort(offs)
 	return slices.Compact(offs)
+}
+
+// shortlistSize is how many candidate offsets are scored on every
+// collective, after all were scored on a sample.
+const shortlistSize = 3
+
+// shortlist returns the candidate offsets expected to pair the most,
+// judged from a sample of each link (see sampleScore).
+func (m *matcher) shortlist(key [2]int, links []link, offs []int64) []int64 {
+	if len(offs) <= shortlistSize {
+		return offs
+	}
+	type scored struct {
+		off int64
+		n   float64
+	}
+	all := make([]scored, len(offs))
+	for c, off := range offs {
+		all[c].off = off
+		for _, l := range links {
+			all[c].n += m.sampleScore(key, l, off)
+		}
+	}
+	sort.SliceStable(all, func(x, y int) bool {
+		if all[x].n != all[y].n {
+			return all[x].n > all[y].n
+		}
+		return abs64(all[x].off) < abs64(all[y].off)
+	})
+	out := make([]int64, shortlistSize)
+	for c := range out {
+		out[c] = all[c].off
+	}
+	return out
+}
+
+// sampleSize is how many reference collectives of a link sampleScore
+// pairs.
+const sampleSize = 2048
+
+// sampleScore estimates how many collectives of link l pair at offset
+// off: it pairs up to sampleSize reference collectives from the middle of
+// those inside the other's window with the other rank's that end near
+// them, and scales the pairs found to all that could pair inside the
+// windows.
+func (m *matcher) sampleScore(key [2]int, l link, off int64) float64 {
+	a, b := l.a(), l.b()
+	tol := m.opt.EndToleranceNS
+	r := endRule{off: off, tol: tol, overlap: mustOverlap(l.p.seq.kind)}
+	slack := tol
+	if r.overlap {
+		slack = 0
+	}
+	aLo, aHi := outside(a, m.in.windows[key[1]].moved(off), slack)
+	bLo, bHi := outside(b, m.in.windows[key[0]].moved(-off), slack)
+	possible := min(aHi-aLo, bHi-bLo)
+	if possible == 0 {
+		return 0
+	}
+	lo := max((aLo+aHi)/2-sampleSize/2, aLo)
+	a = a[lo:min(lo+sampleSize, aHi)]
+	first := sort.Search(len(b), func(j int) bool { return b[j].end+off >= a[0].end-tol })
+	last := sort.Search(len(b), func(j int) bool { return b[j].end+off > a[len(a)-1].end+tol })
+	every := window{start: math.MinInt64 / 4, end: math.MaxInt64 / 4}
+	pr := pairSeq(a, b[first:last], every, every, r)
+	return float64(pr.n) * float64(possible) / float64(len(a))
 }
 
 // candidateSample bounds how many collectives pairing by order at one

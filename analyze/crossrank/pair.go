@@ -54,9 +54,6 @@ func abs64(x int64) int64 {
 	return x
 }
 
-// noBound is an end tolerance that bounds nothing.
-const noBound = int64(1) << 62
-
 // endRule says when two collectives on two ranks may be one instance (b's
 // times moved by off onto a's clock): the same identity (compatible), b's
 // end within tol of a's and, when overlap is set, the two kernels running

@@ -3,6 +3,7 @@ package crossrank
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"kinetoscope/ingest"
 	"kinetoscope/sampletraces"
+	"kinetoscope/sampletraces/synth"
 )
 
 // rawCollTrace is the part of a trace file the independent pairing reads
@@ -241,8 +243,8 @@ func damages() []damage {
 	const skew = 280_000_000
 	base := []damage{
 		{name: "as is", apply: func(ts []*ingest.Trace) ([]*ingest.Trace, [][]int) { return editRanks(ts) }},
-		{name: "rank 0 waits 280 ms at its first collective", apply: firstWait(0, 1, skew)},
-		{name: "rank 1 waits 280 ms at its first collective", apply: firstWait(1, 0, skew)},
+		{name: "rank 0 waits 280 ms for rank 1 at the first collective", apply: firstWait(1, skew)},
+		{name: "rank 1 waits 280 ms for rank 0 at the first collective", apply: firstWait(0, skew)},
 		{name: "rank 1 starts 14 collectives late", apply: lateStart(1, 14),
 			reason: "rank 0's first 14 collectives are before rank 1's window"},
 		{name: "rank 0 starts 3 collectives late", apply: lateStart(0, 3),
@@ -254,7 +256,7 @@ func damages() []damage {
 		{name: "rank 1 on another host's clock", apply: onOtherHost(1, 3_700_123_457)},
 		{name: "rank 1 on another host's clock, 14 collectives late", apply: then(onOtherHost(1, -2_100_000_000), lateStart(1, 14)),
 			reason: "rank 0's first 14 collectives are before rank 1's window"},
-		{name: "280 ms wait, rank 1 14 late", apply: then(firstWait(0, 1, skew), lateStart(1, 14)),
+		{name: "280 ms wait, rank 1 14 late", apply: then(firstWait(1, skew), lateStart(1, 14)),
 			reason: "rank 0's first 14 collectives are before rank 1's window"},
 	}
 	out := base
@@ -265,4 +267,52 @@ func damages() []damage {
 		out = append(out, e)
 	}
 	return out
+}
+
+// TestSynthEightRanks pairs an eight-rank synthetic run with long arrival
+// skews, decode replayed from CUDA graphs with bare NCCL kernels (no
+// collective args, matched by order alone), as generated and damaged on
+// several ranks at once, against the raw pairing.
+func TestSynthEightRanks(t *testing.T) {
+	cfg := synth.DefaultConfig()
+	cfg.Layers, cfg.DecodeSteps, cfg.SkewUS, cfg.PythonFunctions = 6, 5, 3000, 0
+	cfg.CUDAGraph, cfg.CollectiveArgs = true, false
+	dir := t.TempDir()
+	if _, err := synth.Generate(dir, cfg, false); err != nil {
+		t.Fatal(err)
+	}
+	paths, err := filepath.Glob(filepath.Join(dir, "*.pt.trace.json.gz"))
+	if err != nil || len(paths) != 8 {
+		t.Fatalf("traces %v, %v", paths, err)
+	}
+	whole := readTraces(t, paths...)
+	truth := truthInstances(t, paths, whole)
+	tests := []damage{
+		{name: "as is", apply: func(ts []*ingest.Trace) ([]*ingest.Trace, [][]int) { return editRanks(ts) }},
+		{name: "rank 5 starts 7 late, rank 2 stops 4 early", apply: then(lateStart(5, 7), earlyStop(2, 4)),
+			reason: "rank 0's first 7 collectives are before rank 5's window"},
+		{name: "rank 3 on another host, rank 7 loses one", apply: then(onOtherHost(3, 812_345_678), dropOne(7, 30)),
+			reason: "1 of rank 0's inside rank 7's window has no counterpart on rank 7"},
+		{name: "all wait 280 ms for rank 1 at the first collective", apply: firstWait(1, 280_000_000)},
+	}
+	for _, d := range tests {
+		t.Run(d.name, func(t *testing.T) {
+			ts, maps := d.apply(whole)
+			a, err := Align(ts, nil, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := expectedInstances(truth, maps)
+			events := 0
+			for _, tr := range ts {
+				events += len(collectiveIndices(tr))
+			}
+			t.Logf("matched %d unmatched %d clock %s; %q", a.Matched, a.Unmatched, a.Clock, a.Mismatches)
+			if a.Matched != len(want) || a.Unmatched != events-len(ts)*len(want) {
+				t.Errorf("matched %d unmatched %d, want %d %d", a.Matched, a.Unmatched, len(want), events-len(ts)*len(want))
+			}
+			comparePairing(t, gotInstances(t, a), want)
+			checkMismatch(t, a.Mismatches, d.reason)
+		})
+	}
 }
