@@ -174,24 +174,32 @@ type fit struct {
 	off         int64
 	n, possible int // pairs; pairs there could be inside the windows
 	all         int // pairs there could be, windows aside
+	// tight counts the pairs whose end difference is within SharedClockNS
+	// of the median: at the true offset nearly all (the ranks of one
+	// collective end within microseconds of each other), at an offset of
+	// whole periods of a regular run only those where the timing repeats.
+	tight       int
 	unexplained int // items inside the other's window left unpaired
 	endDiffs    []int64
 }
 
-// better says whether f pairs more than g; on a tie, whether it leaves
-// fewer unpaired inside the windows, then whether its offset is smaller.
+// better says whether f pairs more collectives tightly than g; on a tie,
+// whether it pairs more, then whether it leaves fewer unpaired inside the
+// windows, then whether its offset is smaller.
 func (f *fit) better(g *fit) bool {
-	if f.n != g.n {
+	switch {
+	case f.tight != g.tight:
+		return f.tight > g.tight
+	case f.n != g.n:
 		return f.n > g.n
-	}
-	if f.unexplained != g.unexplained {
+	case f.unexplained != g.unexplained:
 		return f.unexplained < g.unexplained
 	}
 	return abs64(f.off) < abs64(g.off)
 }
 
 // score pairs links with offset off and the end tolerance.
-func (m *matcher) score(key [2]int, links []link, off int64, withDiffs bool) *fit {
+func (m *matcher) score(key [2]int, links []link, off int64) *fit {
 	f := &fit{off: off}
 	for _, l := range links {
 		r := endRule{off: off, tol: m.opt.EndToleranceNS, overlap: mustOverlap(l.p.seq.kind)}
@@ -200,11 +208,22 @@ func (m *matcher) score(key [2]int, links []link, off int64, withDiffs bool) *fi
 		f.possible += pr.possible()
 		f.all += min(len(l.a()), len(l.b()))
 		f.unexplained += pr.unexplained()
-		if withDiffs {
-			f.endDiffs = pr.endDiffs(l.a(), l.b(), f.endDiffs)
+		f.endDiffs = pr.endDiffs(l.a(), l.b(), f.endDiffs)
+	}
+	f.tight = tightCount(f.endDiffs, m.opt.SharedClockNS)
+	return f
+}
+
+// tightCount counts the diffs within tol of their median; it reorders
+// diffs.
+func tightCount(diffs []int64, tol int64) int {
+	mid, n := median(diffs), 0
+	for _, d := range diffs {
+		if abs64(d-mid) <= tol {
+			n++
 		}
 	}
-	return f
+	return n
 }
 
 // relate decides how the clock of trace key[1] relates to its reference's
@@ -230,14 +249,14 @@ func (m *matcher) relate(key [2]int, c *pairClock, links []link) {
 		c.shared = true
 		return
 	}
-	zero := m.score(key, links, 0, true)
+	zero := m.score(key, links, 0)
 	if zero.n > 0 && zero.n == zero.all {
 		c.shared = true
 		return
 	}
 	best := &fit{}
 	for _, off := range m.shortlist(key, links, m.candidates(key, links)) {
-		if f := m.score(key, links, off, false); f.better(best) {
+		if f := m.score(key, links, off); f.better(best) {
 			best = f
 		}
 	}
@@ -248,7 +267,7 @@ func (m *matcher) relate(key [2]int, c *pairClock, links []link) {
 		c.shared = true
 	case estOK:
 		c.estimated = true
-		c.off = median(m.score(key, links, best.off, true).endDiffs)
+		c.off = median(best.endDiffs)
 	}
 }
 
@@ -330,11 +349,11 @@ func (m *matcher) shortlist(key [2]int, links []link, offs []int64) []int64 {
 // pairs.
 const sampleSize = 2048
 
-// sampleScore estimates how many collectives of link l pair at offset
-// off: it pairs up to sampleSize reference collectives from the middle of
-// those inside the other's window with the other rank's that end near
-// them, and scales the pairs found to all that could pair inside the
-// windows.
+// sampleScore estimates how many collectives of link l pair tightly (see
+// fit.tight) at offset off: it pairs up to sampleSize reference
+// collectives from the middle of those inside the other's window with the
+// other rank's that end near them, and scales the tight pairs found to all
+// that could pair inside the windows.
 func (m *matcher) sampleScore(key [2]int, l link, off int64) float64 {
 	a, b := l.a(), l.b()
 	tol := m.opt.EndToleranceNS
@@ -355,7 +374,8 @@ func (m *matcher) sampleScore(key [2]int, l link, off int64) float64 {
 	last := sort.Search(len(b), func(j int) bool { return b[j].end+off > a[len(a)-1].end+tol })
 	every := window{start: math.MinInt64 / 4, end: math.MaxInt64 / 4}
 	pr := pairSeq(a, b[first:last], every, every, r)
-	return float64(pr.n) * float64(possible) / float64(len(a))
+	tight := tightCount(pr.endDiffs(a, b[first:last], nil), m.opt.SharedClockNS)
+	return float64(tight) * float64(possible) / float64(len(a))
 }
 
 // candidateSample bounds how many collectives pairing by order at one
