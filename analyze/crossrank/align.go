@@ -20,15 +20,28 @@
 // Align splits each rank's collectives into sequences by process group
 // (from the kernels' collective args, else the default group of
 // distributedInfo, else all ranks) and kind, and pairs each rank's sequence
-// with that of the group's lowest rank by end time: ends within
-// Options.EndToleranceNS after the clock offset, each pair the nearest for
-// both sides, kernel names, message sizes, data types and NCCL sequence
-// numbers (when present) equal. An instance matches when every rank of its
-// group has it. Clocks are taken as shared when the ends agree without an
-// offset, or when two traces' times are relative to the same
-// baseTimeNanoseconds (one host); otherwise each rank's offset is estimated
-// as the median end difference of its collectives paired by order. What
-// cannot be paired is counted and described, never paired wrong.
+// with that of the group's lowest rank by order and identity. First the
+// two ranks' clocks are related: two traces relative to one
+// baseTimeNanoseconds share their host's clock; otherwise the candidate
+// offsets (none, the one NCCL sequence numbers give, and those of pairing
+// by order at shifts around the start and around where a shared clock puts
+// the other rank's first collective) are scored by how many collectives
+// they pair, and the best is kept if it pairs at least half of what it
+// could. Then the collectives of each rank that lie outside the other's
+// trace window (its earliest record to its latest, on the related clock)
+// are set aside: that profiler was not running, a rank whose profiler
+// started later misses the collectives before its start. The rest are
+// walked in order: two pair when kernel names, message sizes, data types
+// and NCCL sequence numbers (when present) agree and they ran together
+// (ends within Options.EndToleranceNS, kernels overlapping for the kinds
+// whose ranks all wait for each other), each the nearest for the other,
+// so that a collective lost on one rank leaves its partner alone instead
+// of shifting every later pair. No arrival skew, however long, moves an
+// end: every rank leaves a collective together. An instance matches when
+// every rank of its group has it. What cannot be paired is counted and
+// described with its cause (outside a trace window, no counterpart inside
+// it, a difference of identity, clocks that could not be related), never
+// paired wrong.
 package crossrank
 
 import (
@@ -59,9 +72,11 @@ type Classifier func(t *ingest.Trace, ev *ingest.GPUEvent) (kind string, ok bool
 
 // Options tune Align. The zero value gives the defaults.
 type Options struct {
-	// LookAhead bounds how many collectives the pairing by order (used to
-	// estimate a clock offset) skips on one rank to resynchronise after a
-	// difference; past it, that pairing stops. Default 16.
+	// LookAhead bounds the shifts (in collectives) at which the pairing by
+	// order proposes clock offsets when two ranks' clocks are not known to
+	// be shared: within LookAhead of both profiles starting at one
+	// collective, and of where the clocks taken as shared put the other
+	// rank's first collective. Default 16.
 	LookAhead int
 	// EndToleranceNS is how far apart the ends of one collective may be on
 	// two ranks (after the clock offset) for them to be paired. Default

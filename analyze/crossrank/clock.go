@@ -4,13 +4,13 @@ import "slices"
 
 // pairClock relates the clock of one trace to its reference trace's.
 type pairClock struct {
-	paired, possible int     // collectives paired on a shared clock, of those pairable
-	estPaired        int     // collectives paired with the estimated offset
-	zeroDiffs        []int64 // end differences of the pairs on a shared clock
-	shared           bool
-	estimated        bool
-	off              int64 // added to the trace's times to reach the reference's clock
+	shared    bool
+	estimated bool
+	off       int64 // added to the trace's times to reach the reference's clock
 }
+
+// related says whether the two clocks could be related.
+func (c *pairClock) related() bool { return c.shared || c.estimated }
 
 // median returns the median of xs (the lower middle for an even count) in
 // expected linear time; it reorders xs.

@@ -36,12 +36,13 @@ type sequence struct {
 
 // input is the collectives of every trace, grouped into sequences.
 type input struct {
-	ranks  []int
-	bases  []int64
-	counts []int // collective events per trace
-	groups []group
-	seqs   []*sequence
-	sigs   []string // description of each signature id
+	ranks   []int
+	bases   []int64
+	windows []window // by trace, see traceWindow
+	counts  []int    // collective events per trace
+	groups  []group
+	seqs    []*sequence
+	sigs    []string // description of each signature id
 }
 
 type seqKey struct {
@@ -72,9 +73,10 @@ type collector struct {
 func collect(traces []*ingest.Trace, ranks []int, classify Classifier) *input {
 	c := &collector{
 		in: &input{
-			ranks:  ranks,
-			bases:  make([]int64, len(traces)),
-			counts: make([]int, len(traces)),
+			ranks:   ranks,
+			bases:   make([]int64, len(traces)),
+			windows: make([]window, len(traces)),
+			counts:  make([]int, len(traces)),
 		},
 		sigIDs:  map[string]int32{},
 		groupID: map[string]int{},
@@ -94,6 +96,7 @@ func collect(traces []*ingest.Trace, ranks []int, classify Classifier) *input {
 func (c *collector) trace(i int, t *ingest.Trace, classify Classifier) {
 	base := TimeBaseNS(t)
 	c.in.bases[i] = base
+	c.in.windows[i] = traceWindow(t, base)
 	sigs := map[sigKey]int32{}
 	groups := map[groupKey]int{}
 	comms := commOpsByExternalID(t)

@@ -7,18 +7,28 @@ import "slices"
 type pairing struct {
 	toB []int32 // for each a item, the paired b item, or -1
 	n   int     // pairs
-	// diffA, diffB locate the first pair of items that ended together but
+	// diffA, diffB locate the first pair of items that ran together but
 	// disagree (name, size or sequence number); -1 when none.
 	diffA, diffB int
+	// a[aLo:aHi] are the a items inside b's trace window, b[bLo:bHi] the b
+	// items inside a's: only those can have a partner.
+	aLo, aHi, bLo, bHi int
 }
 
-func newPairing(n int) pairing {
-	p := pairing{toB: make([]int32, n), diffA: -1, diffB: -1}
+func newPairing(a, b int) pairing {
+	p := pairing{toB: make([]int32, a), diffA: -1, diffB: -1, aHi: a, bHi: b}
 	for k := range p.toB {
 		p.toB[k] = -1
 	}
 	return p
 }
+
+// possible is how many pairs there could be: the fewer of the items each
+// side has inside the other's window.
+func (p *pairing) possible() int { return min(p.aHi-p.aLo, p.bHi-p.bLo) }
+
+// unexplained counts the items inside the other's window left unpaired.
+func (p *pairing) unexplained() int { return p.aHi - p.aLo + p.bHi - p.bLo - 2*p.n }
 
 // endDiffs appends a's end minus b's for each pair to diffs.
 func (p *pairing) endDiffs(a, b []item, diffs []int64) []int64 {
@@ -44,20 +54,27 @@ func abs64(x int64) int64 {
 	return x
 }
 
-// endRule says when two collectives on two ranks may be one instance: b's
-// end plus off within tol of a's end and, when overlap is set, the two
-// kernels running at the same time for a while (on b's clock moved by off).
+// endRule says when two collectives on two ranks may be one instance (b's
+// times moved by off onto a's clock): the same identity (compatible), b's
+// end within tol of a's and, when overlap is set, the two kernels running
+// at the same time for a while.
 type endRule struct {
 	off, tol int64
 	overlap  bool
 }
 
-// fits says whether a and b satisfy the rule apart from the end tolerance.
-func (r endRule) fits(a, b *item) bool {
-	if !compatible(a, b) {
-		return false
+// ran says whether a and b ran together: they overlap in time, or, for
+// kinds that need not overlap, end within the tolerance.
+func (r endRule) ran(a, b *item) bool {
+	if r.overlap {
+		return max(a.start, b.start+r.off) < min(a.end, b.end+r.off)
 	}
-	return !r.overlap || max(a.start, b.start+r.off) < min(a.end, b.end+r.off)
+	return abs64(a.end-b.end-r.off) <= r.tol
+}
+
+// fits says whether a and b may be one instance.
+func (r endRule) fits(a, b *item) bool {
+	return compatible(a, b) && abs64(a.end-b.end-r.off) <= r.tol && r.ran(a, b)
 }
 
 // mustOverlap says whether every rank's kernel of a collective of this kind
@@ -72,29 +89,35 @@ func mustOverlap(kind string) bool {
 	return false
 }
 
-// pairByEnd pairs a and b, both ordered by end, by their ends: b's end plus
-// r.off must be within r.tol of a's, and each pair must be the nearest for
-// both sides, so that a collective missing on one rank leaves its
-// neighbour unpaired instead of shifting every later pair. It runs in
-// linear time.
-func pairByEnd(a, b []item, r endRule) pairing {
-	p := newPairing(len(a))
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		d := a[i].end - (b[j].end + r.off)
-		if abs64(d) <= r.tol {
-			if r.fits(&a[i], &b[j]) && !nearerNeighbour(a, b, i, j, d, r) {
-				p.toB[i] = int32(j)
-				p.n++
-				i++
-				j++
-				continue
-			}
-			if !compatible(&a[i], &b[j]) && p.diffA < 0 {
-				p.diffA, p.diffB = i, j
-			}
+// pairSeq pairs a and b, both ordered by end, by order and identity. The
+// items of either that lie outside the other's trace window (wa, wb; b's
+// on b's clock) have no partner there and are left out. Between, the two
+// are walked in order: the next item of each pairs when they fit
+// (identity, and running together on a's clock) and neither fits the
+// other's next item better, so a collective missing on one rank leaves
+// its neighbour unpaired instead of shifting every later pair; otherwise
+// the one that ended first has no partner. It runs in linear time.
+func pairSeq(a, b []item, wa, wb window, r endRule) pairing {
+	p := newPairing(len(a), len(b))
+	slack := r.tol
+	if r.overlap {
+		slack = 0
+	}
+	p.aLo, p.aHi = outside(a, wb.moved(r.off), slack)
+	p.bLo, p.bHi = outside(b, wa.moved(-r.off), slack)
+	i, j := p.aLo, p.bLo
+	for i < p.aHi && j < p.bHi {
+		if r.fits(&a[i], &b[j]) && !nearerNeighbour(a[:p.aHi], b[:p.bHi], i, j, r) {
+			p.toB[i] = int32(j)
+			p.n++
+			i++
+			j++
+			continue
 		}
-		switch {
+		if p.diffA < 0 && !compatible(&a[i], &b[j]) && r.ran(&a[i], &b[j]) {
+			p.diffA, p.diffB = i, j
+		}
+		switch d := a[i].end - (b[j].end + r.off); {
 		case d < 0:
 			i++
 		case d > 0:
@@ -107,63 +130,12 @@ func pairByEnd(a, b []item, r endRule) pairing {
 	return p
 }
 
-// nearerNeighbour says whether a[i] fits b[j+1], or b[j] fits a[i+1], better
-// than a[i] fits b[j] (whose end difference is d).
-func nearerNeighbour(a, b []item, i, j int, d int64, r endRule) bool {
-	if j+1 < len(b) && r.fits(&a[i], &b[j+1]) && abs64(a[i].end-b[j+1].end-r.off) < abs64(d) {
+// nearerNeighbour says whether a[i] fits b[j+1], or b[j] fits a[i+1], with
+// ends closer than a[i]'s and b[j]'s.
+func nearerNeighbour(a, b []item, i, j int, r endRule) bool {
+	d := abs64(a[i].end - b[j].end - r.off)
+	if j+1 < len(b) && r.fits(&a[i], &b[j+1]) && abs64(a[i].end-b[j+1].end-r.off) < d {
 		return true
 	}
-	return i+1 < len(a) && r.fits(&a[i+1], &b[j]) && abs64(a[i+1].end-b[j].end-r.off) < abs64(d)
-}
-
-// endDiffsByIndex pairs a and b by order and signature alone, skipping at
-// most look items on either side to resynchronise after a difference and
-// stopping at a difference it cannot get past, and returns a's end minus
-// b's for each pair: the data for estimating b's clock offset when the
-// clocks differ.
-func endDiffsByIndex(a, b []item, look int) []int64 {
-	var diffs []int64
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		if compatible(&a[i], &b[j]) {
-			diffs = append(diffs, a[i].end-b[j].end)
-			i++
-			j++
-			continue
-		}
-		da, db, ok := resync(a, b, i, j, look)
-		if !ok {
-			break
-		}
-		i, j = i+da, j+db
-	}
-	return diffs
-}
-
-// resync finds the smallest skips (da on a, db on b, each at most look)
-// after which the next three items agree.
-func resync(a, b []item, i, j, look int) (da, db int, ok bool) {
-	for d := 1; d <= 2*look; d++ {
-		for da = max(0, d-look); da <= min(d, look); da++ {
-			db = d - da
-			if agreeRun(a, b, i+da, j+db, 3) {
-				return da, db, true
-			}
-		}
-	}
-	return 0, 0, false
-}
-
-// agreeRun says whether a[i:] and b[j:] agree for n items, or for as many
-// as both have (at least one).
-func agreeRun(a, b []item, i, j, n int) bool {
-	if i >= len(a) || j >= len(b) {
-		return false
-	}
-	for k := 0; k < n && i+k < len(a) && j+k < len(b); k++ {
-		if !compatible(&a[i+k], &b[j+k]) {
-			return false
-		}
-	}
-	return true
+	return i+1 < len(a) && r.fits(&a[i+1], &b[j]) && abs64(a[i+1].end-b[j].end-r.off) < d
 }

@@ -33,6 +33,7 @@ type RankComm struct {
 
 	idx    []int32 // GPU event indices of matched collectives, sorted
 	splits []Split // parallel to idx
+	inst   []int32 // parallel to idx: the matched instance, see Instance
 }
 
 // Split is the transfer/wait split of one matched collective GPU event.
@@ -47,6 +48,7 @@ func newRankComm(rank, collectives int) *RankComm {
 		Rank:   rank,
 		idx:    make([]int32, 0, collectives),
 		splits: make([]Split, 0, collectives),
+		inst:   make([]int32, 0, collectives),
 	}
 }
 
@@ -58,6 +60,18 @@ func (r *RankComm) Split(gpuIndex int) (Split, bool) {
 		return r.splits[k], true
 	}
 	return Split{}, false
+}
+
+// Instance returns the number of the matched instance that the GPU event
+// with index gpuIndex belongs to, the same on every rank of the instance
+// (numbered from 0 in the order Align matched them), and false when that
+// event is not a matched collective.
+func (r *RankComm) Instance(gpuIndex int) (int, bool) {
+	k := sort.Search(len(r.idx), func(k int) bool { return int(r.idx[k]) >= gpuIndex })
+	if k < len(r.idx) && int(r.idx[k]) == gpuIndex {
+		return int(r.inst[k]), true
+	}
+	return 0, false
 }
 
 // All iterates over the matched collectives in GPU event order, yielding
@@ -76,9 +90,10 @@ func (r *RankComm) All() iter.Seq2[int, Split] {
 // instance.
 func (r *RankComm) Unmatched() int { return r.Collectives - r.Matched }
 
-func (r *RankComm) addMatched(it *item, s Split) {
+func (r *RankComm) addMatched(it *item, s Split, instance int) {
 	r.idx = append(r.idx, it.idx)
 	r.splits = append(r.splits, s)
+	r.inst = append(r.inst, int32(instance))
 	r.Collectives++
 	r.Matched++
 	r.KernelNS += it.dur()
@@ -107,6 +122,7 @@ func (b bySplitIndex) Less(i, j int) bool { return b.r.idx[i] < b.r.idx[j] }
 func (b bySplitIndex) Swap(i, j int) {
 	b.r.idx[i], b.r.idx[j] = b.r.idx[j], b.r.idx[i]
 	b.r.splits[i], b.r.splits[j] = b.r.splits[j], b.r.splits[i]
+	b.r.inst[i], b.r.inst[j] = b.r.inst[j], b.r.inst[i]
 }
 
 // finishSingle records a lone rank's collectives, none of which can be

@@ -113,44 +113,27 @@ func TestPublicSingleRank(t *testing.T) {
 	}
 }
 
-// without returns a copy of t without the GPU events drop selects.
-func without(t *ingest.Trace, drop func(ev *ingest.GPUEvent, k int) bool) *ingest.Trace {
-	c := *t
-	c.GPU = ingest.Chunks[ingest.GPUEvent]{}
-	k := 0 // index among the collectives
-	for _, ev := range t.GPU.All() {
-		_, coll := Classify(t, ev)
-		if !coll || !drop(ev, k) {
-			c.GPU.Append(*ev)
-		}
-		if coll {
-			k++
-		}
-	}
-	return &c
-}
-
-// TestRealDamaged damages one rank of the real eager H200 run (cut short,
-// started late, one collective lost, file missing) and checks that what is
-// left is reported unmatched and the rest paired exactly as in the whole
-// run.
+// TestRealDamaged damages one rank of the real eager H200 run (its
+// profiler stopped early or started late, one collective lost, file
+// missing) and checks that what is left is reported unmatched with the
+// right reason and the rest paired exactly as in the whole run.
 func TestRealDamaged(t *testing.T) {
 	whole, full := alignRealEager(t)
 	const n = 297 // collectives per rank
 	tests := []struct {
 		name      string
 		rank      int // the damaged rank; the other keeps its event indices
-		drop      func(ev *ingest.GPUEvent, k int) bool
+		damage    func(ts []*ingest.Trace) ([]*ingest.Trace, [][]int)
 		matched   int
 		mismatch  string
 		singleOut bool // the damaged rank's file is left out
 	}{
-		{name: "cut short", rank: 1, drop: func(_ *ingest.GPUEvent, k int) bool { return k >= 250 },
-			matched: 250, mismatch: "allreduce: collectives by rank 0:264 1:223, unmatched 0:41 1:0; rank 0 has 41 after the others' last (a trace cut short?)"},
-		{name: "started late", rank: 1, drop: func(_ *ingest.GPUEvent, k int) bool { return k < 5 },
-			matched: 292, mismatch: "rank 0 has 5 before the others' first (a profiler started later?)"},
-		{name: "one lost", rank: 0, drop: func(_ *ingest.GPUEvent, k int) bool { return k == 100 },
-			matched: 296, mismatch: "unmatched 0:0 1:1"},
+		{name: "cut short", rank: 1, damage: earlyStop(1, 47), matched: 250,
+			mismatch: "rank 0's last 47 collectives are after rank 1's window"},
+		{name: "started late", rank: 1, damage: lateStart(1, 5), matched: 292,
+			mismatch: "rank 0's first 5 collectives are before rank 1's window"},
+		{name: "one lost", rank: 0, damage: dropOne(0, 100), matched: 296,
+			mismatch: "unmatched 0:0 1:1; 1 of rank 1's inside rank 0's window has no counterpart on rank 0"},
 		{name: "file missing", rank: 1, singleOut: true, matched: 0,
 			mismatch: "only rank 0 of 0-1 has a trace: no trace for rank(s) 1"},
 	}
@@ -160,14 +143,14 @@ func TestRealDamaged(t *testing.T) {
 			if tc.singleOut {
 				traces = traces[:1]
 			} else {
-				traces[tc.rank] = without(whole[tc.rank], tc.drop)
+				traces, _ = tc.damage(traces)
 			}
 			a, err := Align(traces, nil, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			left := n - tc.matched
-			if tc.drop != nil {
+			if tc.damage != nil {
 				left = 2*n - 2*tc.matched - (n - len(collectiveIndices(traces[tc.rank])))
 			}
 			if a.Matched != tc.matched || a.Unmatched != left {

@@ -62,7 +62,7 @@ func (m *matcher) matchInstances(p *plan, a *Alignment, matched [][]bool) {
 		// last arrival to the first end; the rest of each kernel is wait.
 		transfer := max(firstEnd-arrival, 0)
 		for q, it := range its {
-			a.Ranks[p.parts[q]].addMatched(it, Split{WaitNS: it.dur() - transfer, TransferNS: transfer})
+			a.Ranks[p.parts[q]].addMatched(it, Split{WaitNS: it.dur() - transfer, TransferNS: transfer}, a.Matched)
 		}
 		for q := range its {
 			matched[p.parts[q]][p.itemIndex(q, k)] = true
@@ -141,88 +141,170 @@ func (m *matcher) describe(p *plan) string {
 	return head + m.reason(p)
 }
 
-// reason names the first cause found for unmatched collectives of p.
+// reason names the causes found for unmatched collectives of p.
 func (m *matcher) reason(p *plan) string {
-	s := p.seq
 	switch {
 	case len(p.missing) > 0:
 		return fmt.Sprintf("; no trace for member rank(s) %s, so none can be split", rankRanges(p.missing))
 	case len(p.parts) == 1 && !m.splittable(p):
 		return fmt.Sprintf("; only rank %d has them", m.in.ranks[p.parts[0]])
 	}
-	ref := p.parts[0]
-	for q := 1; q < len(p.parts); q++ {
-		pr := p.pairs[q]
-		if pr.diffA >= 0 {
-			return fmt.Sprintf("; they differ: rank %d #%d %q vs rank %d #%d %q",
-				m.in.ranks[ref], pr.diffA, m.in.sigs[s.items[ref][pr.diffA].sig],
-				m.in.ranks[p.parts[q]], pr.diffB, m.in.sigs[s.items[p.parts[q]][pr.diffB].sig])
-		}
-	}
-	for q := 1; q < len(p.parts); q++ {
-		if c := m.clocks[[2]int{ref, p.parts[q]}]; !c.shared && !c.estimated {
-			return fmt.Sprintf("; the clocks of ranks %d and %d could not be related: fewer than half their collectives end together at any one offset",
-				m.in.ranks[ref], m.in.ranks[p.parts[q]])
-		}
-	}
-	if e := m.edges(p); e != "" {
-		return e
-	}
-	return "; no counterpart ending at the same time on the other rank(s)"
-}
-
-// edges names the collectives of p that end before the first or after the
-// last collective of another participant: a profiler started later, or a
-// trace cut short. "" when there are none.
-func (m *matcher) edges(p *plan) string {
-	tol := m.opt.EndToleranceNS
-	var first, last int64
-	for q, i := range p.parts {
-		its := p.seq.items[i]
-		if len(its) == 0 {
-			return ""
-		}
-		off := m.offsetOf(p, q)
-		f, l := its[0].end+off, its[len(its)-1].end+off
-		if q == 0 || f > first {
-			first = f
-		}
-		if q == 0 || l < last {
-			last = l
-		}
-	}
 	var out []string
-	for q, i := range p.parts {
-		off := m.offsetOf(p, q)
-		before, after := 0, 0
-		for _, it := range p.seq.items[i] {
-			switch e := it.end + off; {
-			case e < first-tol:
-				before++
-			case e > last+tol:
-				after++
-			}
-		}
-		if before > 0 {
-			out = append(out, fmt.Sprintf("rank %d has %d before the others' first (a profiler started later?)", m.in.ranks[i], before))
-		}
-		if after > 0 {
-			out = append(out, fmt.Sprintf("rank %d has %d after the others' last (a trace cut short?)", m.in.ranks[i], after))
-		}
+	for q := 1; q < len(p.parts); q++ {
+		out = append(out, m.linkReasons(p, q)...)
 	}
 	if len(out) == 0 {
-		return ""
+		return "; an instance matches only when every rank of the group has it"
 	}
 	return "; " + strings.Join(out, "; ")
 }
 
-// offsetOf returns the clock offset of participant q against the
-// reference.
-func (m *matcher) offsetOf(p *plan, q int) int64 {
-	if q == 0 {
-		return 0
+// linkReasons says why collectives of participant q and of the reference
+// were left unpaired with each other.
+func (m *matcher) linkReasons(p *plan, q int) []string {
+	ref, i := p.parts[0], p.parts[q]
+	rr, rq := m.in.ranks[ref], m.in.ranks[i]
+	if c := m.clocks[[2]int{ref, i}]; !c.related() {
+		return []string{fmt.Sprintf("the clocks of ranks %d and %d could not be related: fewer than half their collectives end together at any one offset", rr, rq)}
 	}
-	return m.clocks[[2]int{p.parts[0], p.parts[q]}].off
+	pr := &p.pairs[q]
+	a, b := p.seq.items[ref], p.seq.items[i]
+	var out []string
+	if pr.diffA >= 0 {
+		out = append(out, fmt.Sprintf("they differ: rank %d #%d %q vs rank %d #%d %q",
+			rr, pr.diffA, m.in.sigs[a[pr.diffA].sig], rq, pr.diffB, m.in.sigs[b[pr.diffB].sig]))
+	}
+	out = appendEdge(out, pr.aLo, rr, "first", "before", rq)
+	out = appendEdge(out, len(a)-pr.aHi, rr, "last", "after", rq)
+	out = appendEdge(out, pr.bLo, rq, "first", "before", rr)
+	out = appendEdge(out, len(b)-pr.bHi, rq, "last", "after", rr)
+	out = m.appendLost(out, a, pr.aLo, pr.aHi, func(k int) bool { return pr.toB[k] < 0 }, ref, i)
+	paired := make([]bool, len(b))
+	for _, j := range pr.toB {
+		if j >= 0 {
+			paired[j] = true
+		}
+	}
+	out = m.appendLost(out, b, pr.bLo, pr.bHi, func(k int) bool { return !paired[k] }, i, ref)
+	return out
+}
+
+// appendEdge appends "rank R's first N are before rank W's window" when n > 0.
+func appendEdge(out []string, n, rank int, which, side string, other int) []string {
+	if n == 0 {
+		return out
+	}
+	return append(out, fmt.Sprintf("rank %d's %s %d %s %s rank %d's window", rank, which, n, areIs(n), side, other))
+}
+
+func areIs(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+// appendLost appends how many items of its[lo:hi] (trace i) have no
+// counterpart on trace other, and which is the first, when any.
+func (m *matcher) appendLost(out []string, its []item, lo, hi int, lost func(k int) bool, i, other int) []string {
+	n, first := 0, -1
+	for k := lo; k < hi; k++ {
+		if lost(k) {
+			if first < 0 {
+				first = k
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return out
+	}
+	return append(out, fmt.Sprintf("%d of rank %d's inside rank %d's window %s no counterpart on rank %d (the first: #%d %q, ending %s into rank %d's trace)",
+		n, m.in.ranks[i], m.in.ranks[other], hasHave(n), m.in.ranks[other], first, m.in.sigs[its[first].sig],
+		fmtNS(its[first].end-m.in.windows[i].start), m.in.ranks[i]))
+}
+
+func hasHave(n int) string {
+	if n == 1 {
+		return "has"
+	}
+	return "have"
+}
+
+// windowNotes describes, per rank pair whose trace windows differ so that
+// collectives fall outside one of them, how far apart the windows are and
+// how many collectives of each lie outside the other's, over all
+// sequences.
+func (m *matcher) windowNotes() []string {
+	type edges struct{ beforeA, afterA, beforeB, afterB int }
+	sums := map[[2]int]*edges{}
+	var keys [][2]int
+	for _, p := range m.plans {
+		for q := 1; q < len(p.parts) && len(p.pairs) == len(p.parts); q++ {
+			key := [2]int{p.parts[0], p.parts[q]}
+			if !m.clocks[key].related() {
+				continue
+			}
+			e := sums[key]
+			if e == nil {
+				e = &edges{}
+				sums[key] = e
+				keys = append(keys, key)
+			}
+			pr := &p.pairs[q]
+			e.beforeA += pr.aLo
+			e.afterA += len(p.seq.items[key[0]]) - pr.aHi
+			e.beforeB += pr.bLo
+			e.afterB += len(p.seq.items[key[1]]) - pr.bHi
+		}
+	}
+	var out []string
+	for _, key := range keys {
+		e, off := sums[key], m.clocks[key].off
+		wa, wb := m.in.windows[key[0]], m.in.windows[key[1]].moved(off)
+		ra, rb := m.in.ranks[key[0]], m.in.ranks[key[1]]
+		if e.beforeA > 0 {
+			out = append(out, windowNote(rb, "starts", wb.start-wa.start, "after", ra, "first", e.beforeA, "before"))
+		}
+		if e.afterA > 0 {
+			out = append(out, windowNote(rb, "ends", wa.end-wb.end, "before", ra, "last", e.afterA, "after"))
+		}
+		if e.beforeB > 0 {
+			out = append(out, windowNote(ra, "starts", wa.start-wb.start, "after", rb, "first", e.beforeB, "before"))
+		}
+		if e.afterB > 0 {
+			out = append(out, windowNote(ra, "ends", wb.end-wa.end, "before", rb, "last", e.afterB, "after"))
+		}
+	}
+	return out
+}
+
+// windowNote writes "rank 1's trace starts 1.40 s after rank 0's: rank
+// 0's first 14 collectives are before rank 1's window".
+func windowNote(late int, verb string, d int64, rel string, other int, which string, n int, side string) string {
+	return fmt.Sprintf("rank %d's trace %s %s %s rank %d's: rank %d's %s %d collective%s %s %s rank %d's window",
+		late, verb, fmtNS(d), rel, other, other, which, n, plural(n), areIs(n), side, late)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// fmtNS writes a duration in the unit that suits it: "1.40 s", "12.3 ms",
+// "850 µs".
+func fmtNS(d int64) string {
+	x := float64(d)
+	switch a := abs64(d); {
+	case a >= 1e9:
+		return fmt.Sprintf("%.2f s", x/1e9)
+	case a >= 1e6:
+		return fmt.Sprintf("%.1f ms", x/1e6)
+	default:
+		return fmt.Sprintf("%.0f µs", x/1e3)
+	}
 }
 
 // rankRanges writes sorted ranks compactly: "2-5 7".

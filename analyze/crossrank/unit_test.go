@@ -197,3 +197,35 @@ func TestDisjointWindows(t *testing.T) {
 		}
 	}
 }
+
+// TestSeqNumbersLateStartOtherClock gives rank 1 another host's clock and
+// a profiler that started 40 collectives late, past LookAhead, in a run of
+// identical collectives: only the NCCL sequence numbers tell which of rank
+// 0's collectives rank 1's first one is.
+func TestSeqNumbersLateStartOtherClock(t *testing.T) {
+	s := scenario{world: 2, files: pair, args: true, drop: dropRange(1, 0, 40), shift: map[int]int64{1: 3_000_000_000},
+		instances: regular("allreduce", pair, false, 100, t0, 50_000, 64, skew)}
+	traces := s.traces()
+	for _, tr := range traces {
+		first := 0
+		if tr.Rank == 1 {
+			first = 40
+		}
+		for i := range tr.Collectives {
+			tr.Collectives[i].SeqNum = int64(first + i)
+		}
+	}
+	a, err := Align(traces, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := s.want()
+	if a.Matched != e.matched || a.Unmatched != e.unmatched || a.Clock != ClockEstimated {
+		t.Errorf("matched %d unmatched %d clock %q, want %d %d estimated; %q", a.Matched, a.Unmatched, a.Clock, e.matched, e.unmatched, a.Mismatches)
+	}
+	if off := a.Ranks[1].OffsetNS; abs64(off+3_000_000_000) > 1_000 {
+		t.Errorf("rank 1 offset %d, want about -3 s", off)
+	}
+	checkMismatch(t, a.Mismatches, "rank 0's first 40 collectives are before rank 1's window")
+	checkSplits(t, &s, a, e, 1_000)
+}
