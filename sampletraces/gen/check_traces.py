@@ -416,7 +416,7 @@ def check_style_rank(ck, vdir, truth, rank, fname):
         if ts["phase"] == "empty":
             ck.expect(not ks and not st["memcpy"] and not st["memset"], f"{label} step {i}: GPU work in an empty step")
             continue
-        ck.expect(st["dtoh"] == ts["host_to_device_syncs"], f"{label} step {i}: {st['dtoh']} device-to-host copies")
+        ck.expect(st["dtoh"] == ts["device_to_host_copies"], f"{label} step {i}: {st['dtoh']} device-to-host copies")
         if ts["phase"] == "decode" or ts["scheduled_tokens"] <= 64:
             ck.expect(marlin == ts["marlin_calls"], f"{label} step {i}: {marlin} Marlin kernels, {ts['marlin_calls']} calls")
         else:

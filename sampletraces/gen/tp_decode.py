@@ -832,7 +832,7 @@ def build_style_truth(cfg, tp, plan, fn_names, files, windows, timings, marlin_c
             "cuda_graph": bool(STYLE["graph"] and s.kind == "decode"),
             "cuda_graph_launches": 1 if STYLE["graph"] and s.kind == "decode" else 0,
             "marlin_calls": marlin_calls(cfg, s),
-            "host_to_device_syncs": 0 if s.kind == "empty" else 1,
+            "device_to_host_copies": 0 if s.kind == "empty" else 1,
             "nested_annotations": phase_annotations(s),
             "collectives_per_rank": style_collectives(cfg, tp, s),
             "host_window_ns": {r: w[i] for r, w in windows.items()},
@@ -868,6 +868,7 @@ def build_style_truth(cfg, tp, plan, fn_names, files, windows, timings, marlin_c
                                           "iterations are not in the trace"}
         if STYLE["marks"] == "none":
             marks["kind"] = "profiler_step"
+            marks["note"] = "the only step mark is ProfilerStep#N: no other annotation, no python_function event"
     model = {
         "kind": "Llama-3-8B-shaped decoder, random weights",
         "layers": cfg.layers, "hidden": cfg.hidden, "heads": cfg.heads, "kv_heads": cfg.kv_heads,
