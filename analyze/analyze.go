@@ -25,8 +25,10 @@ type Options struct {
 	StepRegex string
 	// Rank, when set, analyses only that rank.
 	Rank *int
-	// TopKernels is the number of kernels listed per bucket (default 10);
-	// Unclassified the number of unclassified kernels listed (default 30).
+	// TopKernels is the number of kernels listed per bucket (0: every
+	// kernel, so that a diff of two reports, saved or not, finds every
+	// kernel present in one run only); Unclassified the number of
+	// unclassified kernels listed (default 30).
 	TopKernels   int
 	Unclassified int
 }
@@ -153,7 +155,7 @@ func stepPass(t *ingest.Trace, cls *Classifier, re *regexp.Regexp) *rankPass {
 func (p *rankPass) kernelLists(steps []Step, opt Options) (map[BucketID][]KernelStat, []KernelStat) {
 	nTop, nOther := opt.TopKernels, opt.Unclassified
 	if nTop <= 0 {
-		nTop = 10
+		nTop = 1 << 30
 	}
 	if nOther <= 0 {
 		nOther = 30

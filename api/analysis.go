@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +11,8 @@ import (
 
 	"kinetoscope/analyze"
 	"kinetoscope/api/store"
+	"kinetoscope/driver"
+	"kinetoscope/ingest"
 )
 
 // enqueue analyses a run in the background, at most cfg.Workers at once.
@@ -68,8 +69,8 @@ func (s *Server) analyzeRun(ctx context.Context, id string) {
 		s.log.Info("analysis: run deleted before it started", "run", id, "err", err)
 		return
 	}
-	lp := &liveProgress{s: s, id: id, bytes: run.Size(), files: map[string]Progress{}}
-	p := lp.set(Progress{Phase: "reading"})
+	lp := &liveProgress{s: s, id: id, bytes: run.Size(), files: map[string]ingest.Progress{}}
+	p := lp.setPhase("reading")
 	if err := s.meta.SetStatus(ctx, id, store.StatusRunning, p, ""); err != nil {
 		s.log.Info("analysis: status", "run", id, "err", err)
 		return
@@ -93,7 +94,7 @@ func (s *Server) analyzeRun(ctx context.Context, id string) {
 func (s *Server) record(ctx context.Context, id string, rep *analyze.Report, err error, p store.Progress) {
 	var js []byte
 	if err == nil {
-		if js, err = json.Marshal(rep); err != nil {
+		if js, err = driver.EncodeReport(rep); err != nil {
 			err = fmt.Errorf("encode report: %w", err)
 		}
 	}
@@ -115,9 +116,6 @@ func (s *Server) record(ctx context.Context, id string, rep *analyze.Report, err
 // runPipeline lays the run's blobs out under their file names and analyses
 // them.
 func (s *Server) runPipeline(ctx context.Context, run *store.Run, lp *liveProgress) (rep *analyze.Report, err error) {
-	if s.pipe.Analyze == nil {
-		return nil, errors.New("no analysis pipeline configured")
-	}
 	dir := filepath.Join(s.workRoot(), run.ID)
 	defer os.RemoveAll(dir)
 	path, err := s.layout(ctx, run.Files, dir)
@@ -129,7 +127,7 @@ func (s *Server) runPipeline(ctx context.Context, run *store.Run, lp *liveProgre
 			err = fmt.Errorf("analysis crashed: %v", r)
 		}
 	}()
-	rep, err = s.pipe.Analyze(ctx, path, lp.update)
+	rep, err = s.analyze(s, ctx, path, lp)
 	if err != nil {
 		return nil, errors.New(strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), ""))
 	}
@@ -196,37 +194,69 @@ func analysisName(f store.File) string {
 	return f.Name + ext
 }
 
+// analyzePath runs the driver's pipeline on a run laid out at path, with
+// the server's read limit, publishing its progress to lp.
+func (s *Server) analyzePath(ctx context.Context, path string, lp *liveProgress) (*analyze.Report, error) {
+	opt := driver.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes, Progress: lp.update}
+	set, err := driver.ReadSet(path, opt)
+	if err != nil {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("analysis of %s stopped: %w", path, err)
+	}
+	lp.setPhase("analyzing")
+	rep, err := analyze.Analyze(set, opt.Analyze)
+	if err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	return rep, nil
+}
+
 // liveProgress aggregates a run's progress over its files.
 type liveProgress struct {
 	s     *Server
 	id    string
 	bytes int64
-	files map[string]Progress
+	files map[string]ingest.Progress
 	phase string
 }
 
-func (l *liveProgress) update(p Progress) { l.set(p) }
-
-// set records p and publishes the run's progress.
-func (l *liveProgress) set(p Progress) store.Progress {
+// update records the progress of one file's read.
+func (l *liveProgress) update(p ingest.Progress) {
 	l.s.liveMu.Lock()
 	defer l.s.liveMu.Unlock()
-	if p.Phase != "" {
-		l.phase = p.Phase
-	}
 	if p.Path != "" {
 		l.files[p.Path] = p
 	}
-	sp := store.Progress{Phase: l.phase, Bytes: l.bytes}
+	l.publish()
+}
+
+// setPhase records the phase (reading, analyzing) and publishes the run's
+// progress.
+func (l *liveProgress) setPhase(phase string) store.Progress {
+	l.s.liveMu.Lock()
+	defer l.s.liveMu.Unlock()
+	l.phase = phase
+	return l.publish()
+}
+
+// publish sums the files' progress into the run's; liveMu is held.
+func (l *liveProgress) publish() store.Progress {
+	sp := store.Progress{Phase: l.phase, TotalBytes: l.bytes}
 	for _, f := range l.files {
-		sp.BytesRead += f.Bytes
+		sp.Bytes += f.Bytes
 		sp.Events += f.Events
 	}
 	l.s.live[l.id] = &sp
 	return sp
 }
 
-func (l *liveProgress) snapshot() store.Progress { return l.set(Progress{}) }
+func (l *liveProgress) snapshot() store.Progress {
+	l.s.liveMu.Lock()
+	defer l.s.liveMu.Unlock()
+	return l.publish()
+}
 
 // liveOf returns the in-memory progress of a run being analysed.
 func (s *Server) liveOf(id string) (store.Progress, bool) {

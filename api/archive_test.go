@@ -18,7 +18,6 @@ import (
 	"kinetoscope/analyze"
 	"kinetoscope/api"
 	"kinetoscope/api/store"
-	"kinetoscope/api/wire"
 )
 
 // profileArchive packs the two ranks of the sampled public job as a
@@ -100,13 +99,12 @@ func TestUploadArchives(t *testing.T) {
 func TestRestartResumesAnalysis(t *testing.T) {
 	data := t.TempDir()
 	started := make(chan struct{})
-	blocked := wire.Pipeline(1 << 30)
-	blocked.Analyze = func(ctx context.Context, path string, p func(api.Progress)) (*analyze.Report, error) {
+	blocked := func(ctx context.Context, path string, _ func() (*analyze.Report, error)) (*analyze.Report, error) {
 		close(started)
 		<-ctx.Done()
 		return nil, errors.New("stopped")
 	}
-	srv, err := api.Open(api.Config{DataDir: data, Logger: quietLog()}, blocked)
+	srv, err := api.OpenWithAnalysis(api.Config{DataDir: data, Logger: quietLog()}, blocked)
 	must(t, err)
 	f, err := os.Open(publicTrace(t, "tracelens-vllm-decode-full-graph.json.gz"))
 	must(t, err)

@@ -3,21 +3,20 @@ package api
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"kinetoscope/driver"
+	"kinetoscope/render"
 )
 
 // chartType returns the content type of a chart format ("" for none).
 func chartType(format string) string {
-	switch format {
-	case "svg":
-		return "image/svg+xml"
-	case "png":
-		return "image/png"
+	if format != "svg" && format != "png" {
+		return ""
 	}
-	return ""
+	return driver.ContentType(format)
 }
 
 // splitChart splits "breakdown.svg" into kind and format.
@@ -39,9 +38,9 @@ func (s *Server) getChart(c echo.Context) error {
 	if kind == timelineKind {
 		return s.getTimeline(c, format)
 	}
-	if !slices.Contains(s.pipe.ChartKinds, kind) || s.pipe.Chart == nil {
+	if !driver.IsChartKind(kind) {
 		return echo.NewHTTPError(http.StatusNotFound,
-			fmt.Sprintf("unknown chart kind %q: have %s, %s", kind, strings.Join(s.pipe.ChartKinds, ", "), timelineKind))
+			fmt.Sprintf("unknown chart kind %q: have %s", kind, strings.Join(driver.RunChartKinds(), ", ")))
 	}
 	rank, err := intQuery(c, "rank")
 	if err != nil {
@@ -51,7 +50,8 @@ func (s *Server) getChart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	img, err := s.pipe.Chart(rep, kind, format, rank)
+	run := &driver.Run{Report: rep}
+	img, err := run.Chart(driver.ChartRequest{Kind: kind, Format: render.Format(format), Rank: rank, Step: -1})
 	if err != nil {
 		return fmt.Errorf("chart %s of run %s: %w", kind, c.Param("id"), err)
 	}
@@ -65,14 +65,14 @@ func (s *Server) getDiffChart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if kind != "diff" || s.pipe.DiffChart == nil {
+	if kind != "diff" {
 		return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("unknown diff chart %q: have diff.svg, diff.png", kind))
 	}
 	d, err := s.Diff(c.Request().Context(), c.QueryParams())
 	if err != nil {
 		return err
 	}
-	img, err := s.pipe.DiffChart(d, format)
+	img, err := driver.DiffChart(d, render.Format(format))
 	if err != nil {
 		return fmt.Errorf("diff chart: %w", err)
 	}

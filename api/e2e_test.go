@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -18,7 +17,7 @@ import (
 	"kinetoscope/analyze"
 	"kinetoscope/api"
 	"kinetoscope/api/store"
-	"kinetoscope/api/wire"
+	"kinetoscope/driver"
 )
 
 const (
@@ -32,11 +31,11 @@ const (
 // server, as the reference for the server's answer.
 func directReport(t testing.TB, path string) *analyze.Report {
 	t.Helper()
-	rep, err := wire.Pipeline(256<<20).Analyze(context.Background(), path, func(api.Progress) {})
+	run, err := driver.Analyze(path, driver.Options{MaxUncompressedBytes: 256 << 20})
 	if err != nil {
 		t.Fatalf("direct analysis of %s: %v", path, err)
 	}
-	return rep
+	return run.Report
 }
 
 // sameAnalysis checks that two reports agree on the figures (the source
@@ -94,7 +93,7 @@ func TestEndToEnd(t *testing.T) {
 		if run.Status != store.StatusDone {
 			t.Fatalf("run %s: %s %s", c.id, run.Status, run.Error)
 		}
-		if run.Progress.BytesRead == 0 || run.Progress.Events == 0 {
+		if run.Progress.Bytes == 0 || run.Progress.Events == 0 {
 			t.Errorf("run %s: no progress recorded: %+v", c.id, run.Progress)
 		}
 		var rep analyze.Report

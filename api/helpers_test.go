@@ -14,7 +14,6 @@ import (
 
 	"kinetoscope/api"
 	"kinetoscope/api/store"
-	"kinetoscope/api/wire"
 	"kinetoscope/sampletraces"
 )
 
@@ -44,7 +43,7 @@ func startServer(t testing.TB, cfg api.Config) *testServer {
 		cfg.MaxUncompressedBytes = 256 << 20
 	}
 	cfg.Logger = quietLog()
-	srv, err := api.Open(cfg, wire.Pipeline(cfg.MaxUncompressedBytes))
+	srv, err := api.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

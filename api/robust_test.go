@@ -19,7 +19,6 @@ import (
 	"kinetoscope/analyze"
 	"kinetoscope/api"
 	"kinetoscope/api/store"
-	"kinetoscope/api/wire"
 )
 
 // traceSmall is a small real trace for the robustness tests.
@@ -62,29 +61,34 @@ func TestSameFileTwice(t *testing.T) {
 	}
 }
 
-// blockingPipeline is the real pipeline whose Analyze announces each start
-// on started and waits for its context to end (or for release).
-func blockingPipeline(started chan<- string, release <-chan struct{}, stopped chan<- error) api.Pipeline {
-	p := wire.Pipeline(1 << 30)
-	real := p.Analyze
-	p.Analyze = func(ctx context.Context, path string, pr func(api.Progress)) (*analyze.Report, error) {
-		started <- path
-		select {
-		case <-ctx.Done():
-			stopped <- ctx.Err()
-			return nil, ctx.Err()
-		case <-release:
-			return real(ctx, path, pr)
-		}
-	}
-	return p
+// blockingAnalysis wraps the real analysis: it announces each start on
+// started and waits for its context to end (or for release).
+type blockingAnalysis struct {
+	started chan<- string
+	release <-chan struct{}
+	stopped chan<- error
 }
 
-// startWith starts a server with pipe on a loopback listener.
-func startWith(t testing.TB, cfg api.Config, pipe api.Pipeline) *testServer {
+func blockingPipeline(started chan<- string, release <-chan struct{}, stopped chan<- error) blockingAnalysis {
+	return blockingAnalysis{started, release, stopped}
+}
+
+func (b blockingAnalysis) wrap(ctx context.Context, path string, real func() (*analyze.Report, error)) (*analyze.Report, error) {
+	b.started <- path
+	select {
+	case <-ctx.Done():
+		b.stopped <- ctx.Err()
+		return nil, ctx.Err()
+	case <-b.release:
+		return real()
+	}
+}
+
+// startWith starts a server whose analysis is b's on a loopback listener.
+func startWith(t testing.TB, cfg api.Config, b blockingAnalysis) *testServer {
 	t.Helper()
 	cfg.Logger = quietLog()
-	srv, err := api.Open(cfg, pipe)
+	srv, err := api.OpenWithAnalysis(cfg, b.wrap)
 	must(t, err)
 	ts := newHTTPServer(srv)
 	s := &testServer{Server: srv, URL: ts.URL, ts: ts}
@@ -325,7 +329,7 @@ func TestLabelFilterInjection(t *testing.T) {
 func TestCorruptDatabase(t *testing.T) {
 	data := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(data, "runs.db"), []byte(strings.Repeat("not a database ", 1000)), 0o644))
-	_, err := api.Open(api.Config{DataDir: data, Logger: quietLog()}, wire.Pipeline(1<<30))
+	_, err := api.Open(api.Config{DataDir: data, Logger: quietLog()})
 	if err == nil || !strings.Contains(err.Error(), "runs.db") {
 		t.Fatalf("open over a corrupt runs.db: %v", err)
 	}
@@ -360,7 +364,7 @@ func TestMissingBlob(t *testing.T) {
 func TestMissingBlobQueued(t *testing.T) {
 	data := t.TempDir()
 	started := make(chan string, 1)
-	srv, err := api.Open(api.Config{DataDir: data, Logger: quietLog()}, blockingPipeline(started, nil, make(chan error, 1)))
+	srv, err := api.OpenWithAnalysis(api.Config{DataDir: data, Logger: quietLog()}, blockingPipeline(started, nil, make(chan error, 1)).wrap)
 	must(t, err)
 	run, err := srv.Import(context.Background(), publicTrace(t, traceSmall), nil)
 	must(t, err)

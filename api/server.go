@@ -1,7 +1,7 @@
 // Package api is Kinetoscope's REST service and web page: it stores uploaded
 // traces, analyses them in the background and serves reports, charts and
 // diffs. It only wires the ingest, analyze and render packages together
-// (through Pipeline) over a store.Meta and a store.Blobs.
+// (through the driver package) over a store.Meta and a store.Blobs.
 //
 // The embedded store's data directory holds:
 //
@@ -27,8 +27,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"kinetoscope/analyze"
-	"kinetoscope/analyze/diff"
 	"kinetoscope/api/store"
+	"kinetoscope/driver"
 )
 
 // Config holds the server's settings. Zero fields take the defaults below.
@@ -82,43 +82,21 @@ func (c *Config) defaults() {
 	}
 }
 
-// Progress is what a Pipeline reports while it analyses a run.
-type Progress struct {
-	Phase      string // reading or analyzing
-	Path       string // the file being read
-	Bytes      int64  // bytes of Path read so far
-	TotalBytes int64  // Path's size
-	Events     int64  // events of Path parsed so far
-}
-
-// Pipeline is the analysis the server runs; the real one is wire.Pipeline.
-type Pipeline struct {
-	// Analyze reads and analyses the trace file, profile directory or
-	// archive at path.
-	Analyze func(ctx context.Context, path string, progress func(Progress)) (*analyze.Report, error)
-	// ChartKinds lists the chart kinds of one run, the first being the main
-	// one.
-	ChartKinds []string
-	// Chart draws a chart of a report; format is "svg" or "png"; rank
-	// selects a rank for per-rank charts (-1: the first).
-	Chart func(r *analyze.Report, kind, format string, rank int) ([]byte, error)
-	// DiffChart draws the chart of a diff.
-	DiffChart func(d *diff.Diff, format string) ([]byte, error)
-	// Timeline draws the kernels of step step on rank rank of the trace
-	// at path (the run's files, or the rank's own file), whose analysis is
-	// r.
-	Timeline func(ctx context.Context, path string, r *analyze.Report, rank, step int, format string) ([]byte, error)
-}
+// analyzeFunc reads and analyses the trace file, profile directory or
+// archive at path of a run, publishing its progress to lp: the driver's
+// pipeline as Server.analyzePath calls it; tests wrap it (export_test.go).
+type analyzeFunc func(s *Server, ctx context.Context, path string, lp *liveProgress) (*analyze.Report, error)
 
 // Server is the Kinetoscope service.
 type Server struct {
 	cfg   Config
 	meta  store.Meta
 	blobs store.Blobs
-	pipe  Pipeline
-	log   *slog.Logger
-	echo  *echo.Echo
-	stats *metrics
+	// analyze is the analysis the server runs.
+	analyze analyzeFunc
+	log     *slog.Logger
+	echo    *echo.Echo
+	stats   *metrics
 	// images keeps the last timelines drawn.
 	images *imageCache
 
@@ -150,7 +128,13 @@ type Server struct {
 // Open opens (or creates) the embedded store in cfg.DataDir and returns a
 // server over it; runs left unfinished by a previous process are queued
 // again.
-func Open(cfg Config, pipe Pipeline) (*Server, error) {
+func Open(cfg Config) (*Server, error) {
+	return open(cfg, nil)
+}
+
+// open is Open with the analysis f in place of the driver's (nil: the
+// driver's).
+func open(cfg Config, f analyzeFunc) (*Server, error) {
 	cfg.defaults()
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
@@ -164,17 +148,24 @@ func Open(cfg Config, pipe Pipeline) (*Server, error) {
 		meta.Close()
 		return nil, err
 	}
-	return New(cfg, meta, blobs, pipe)
+	return newServer(cfg, meta, blobs, f)
 }
 
 // New returns a server over the given stores.
-func New(cfg Config, meta store.Meta, blobs store.Blobs, pipe Pipeline) (*Server, error) {
+func New(cfg Config, meta store.Meta, blobs store.Blobs) (*Server, error) {
+	return newServer(cfg, meta, blobs, nil)
+}
+
+func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*Server, error) {
 	cfg.defaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		cfg: cfg, meta: meta, blobs: blobs, pipe: pipe, log: cfg.Logger,
+		cfg: cfg, meta: meta, blobs: blobs, analyze: f, log: cfg.Logger,
 		stats: newMetrics(), live: map[string]*store.Progress{}, stop: map[string]context.CancelFunc{}, pending: map[string]int{}, images: newImageCache(32, 32<<20),
 		sem: make(chan struct{}, cfg.Workers), ctx: ctx, cancel: cancel,
+	}
+	if s.analyze == nil {
+		s.analyze = (*Server).analyzePath
 	}
 	if err := os.RemoveAll(s.workRoot()); err != nil {
 		cancel()
@@ -219,7 +210,7 @@ func (s *Server) ConfigureHTTP(hs *http.Server) {
 func (s *Server) DataDir() string { return s.cfg.DataDir }
 
 // ChartKinds lists the chart kinds of a run, the main one first.
-func (s *Server) ChartKinds() []string { return s.pipe.ChartKinds }
+func (s *Server) ChartKinds() []string { return driver.RunChartKinds() }
 
 // Close stops the background analyses (an unfinished run is analysed again
 // on the next start), cuts off the transfers still in progress (an upload

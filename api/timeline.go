@@ -11,6 +11,7 @@ import (
 
 	"kinetoscope/analyze"
 	"kinetoscope/api/store"
+	"kinetoscope/driver"
 	"kinetoscope/render"
 )
 
@@ -22,9 +23,6 @@ const timelineKind = "timeline"
 // ?rank=N&step=M: the kernels of one step (default: the slowest of the
 // rank's shown phase) on one rank (default: the first).
 func (s *Server) getTimeline(c echo.Context, format string) error {
-	if s.pipe.Timeline == nil {
-		return echo.NewHTTPError(http.StatusNotFound, "this server draws no timeline charts")
-	}
 	rank, err := intQuery(c, "rank")
 	if err != nil {
 		return err
@@ -103,7 +101,11 @@ func (s *Server) drawTimeline(ctx context.Context, run *store.Run, rep *analyze.
 	if err != nil {
 		return nil, fmt.Errorf("timeline of run %s: %w", run.ID, err)
 	}
-	img, err := s.pipe.Timeline(ctx, path, rep, rk.Rank, step, format)
+	set, err := driver.ReadSet(path, driver.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes})
+	if err != nil {
+		return nil, fmt.Errorf("timeline of run %s: read: %w", run.ID, err)
+	}
+	img, err := (&driver.Run{Report: rep, Set: set}).Chart(driver.ChartRequest{Kind: timelineKind, Format: render.Format(format), Rank: rk.Rank, Step: step})
 	if err != nil {
 		return nil, fmt.Errorf("timeline of run %s, rank %d, step %d: %w", run.ID, rk.Rank, step, err)
 	}

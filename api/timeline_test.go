@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"path/filepath"
@@ -12,7 +11,8 @@ import (
 	"kinetoscope/analyze"
 	"kinetoscope/api"
 	"kinetoscope/api/store"
-	"kinetoscope/api/wire"
+	"kinetoscope/driver"
+	"kinetoscope/render"
 	"kinetoscope/sampletraces"
 )
 
@@ -80,7 +80,11 @@ func TestTimelineChart(t *testing.T) {
 // files.
 func directTimeline(t *testing.T, dir string, rep *analyze.Report, rank, step int) []byte {
 	t.Helper()
-	img, err := wire.Pipeline(256<<20).Timeline(context.Background(), dir, rep, rank, step, "svg")
+	set, err := driver.ReadSet(dir, driver.Options{MaxUncompressedBytes: 256 << 20})
+	if err != nil {
+		t.Fatalf("direct timeline: %v", err)
+	}
+	img, err := (&driver.Run{Report: rep, Set: set}).Chart(driver.ChartRequest{Kind: "timeline", Format: render.SVG, Rank: rank, Step: step})
 	if err != nil {
 		t.Fatalf("direct timeline: %v", err)
 	}

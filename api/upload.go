@@ -396,7 +396,7 @@ func (s *Server) newRun(ctx context.Context, up *upload) (*store.Run, error) {
 			run.Name += fmt.Sprintf(" (+%d files)", len(up.files)-1)
 		}
 	}
-	run.Progress = store.Progress{Phase: "queued", Bytes: run.Size()}
+	run.Progress = store.Progress{Phase: "queued", TotalBytes: run.Size()}
 	if err := s.meta.Create(ctx, run); err != nil {
 		return nil, fmt.Errorf("record run: %w", err)
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 // TimelineInput is what the step timeline draws: the GPU events of one step
-// on one rank. The Report keeps no per-kernel data; render/fromtrace builds
+// on one rank. The Report keeps no per-kernel data; the driver builds
 // this from the ingested traces.
 type TimelineInput struct {
 	Rank  int    // rank number, -1 when unknown

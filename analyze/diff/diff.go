@@ -9,11 +9,6 @@ package diff
 
 import "kinetoscope/analyze"
 
-// AllKernels is the analyze.Options.TopKernels value that lists every
-// kernel of each bucket. Analyse both runs with it so that Compare's added
-// and removed kernels are complete; Kernels.Complete says whether they are.
-const AllKernels = 1 << 20
-
 // Options selects what Compare compares.
 type Options struct {
 	// Rank selects one rank on both sides; nil pools all ranks: the k-th

@@ -30,7 +30,7 @@ func analysePath(t testing.TB, path string) *analyze.Report {
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
 	}
-	r, err := analyze.Analyze(set, analyze.Options{TopKernels: diff.AllKernels})
+	r, err := analyze.Analyze(set, analyze.Options{})
 	if err != nil {
 		t.Fatalf("analyze %s: %v", path, err)
 	}

@@ -40,10 +40,10 @@ type File struct {
 
 // Progress is how far a run's analysis has come.
 type Progress struct {
-	Phase     string `json:"phase"` // queued, reading, analyzing, done, failed
-	BytesRead int64  `json:"bytes_read"`
-	Bytes     int64  `json:"bytes_total"`
-	Events    int64  `json:"events"`
+	Phase      string `json:"phase"`       // queued, reading, analyzing, done, failed
+	Bytes      int64  `json:"bytes_read"`  // bytes read so far
+	TotalBytes int64  `json:"bytes_total"` // the run's files' size
+	Events     int64  `json:"events"`
 }
 
 // Run is one uploaded profiling run.

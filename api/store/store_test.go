@@ -92,7 +92,7 @@ func TestSQLite(t *testing.T) {
 	must(t, db.Create(ctx, newRun("r1", map[string]string{"gpu": "h100", "tp": "8"}, shared)))
 	time.Sleep(time.Millisecond)
 	must(t, db.Create(ctx, newRun("r2", map[string]string{"gpu": "h100"}, shared, own)))
-	must(t, db.SetStatus(ctx, "r1", StatusRunning, Progress{Phase: "reading", BytesRead: 5}, ""))
+	must(t, db.SetStatus(ctx, "r1", StatusRunning, Progress{Phase: "reading", Bytes: 5}, ""))
 	must(t, db.SetReport(ctx, "r2", []byte(`{"ranks":[]}`), Progress{Phase: "done"}))
 
 	for _, tc := range []struct {
@@ -133,7 +133,7 @@ func TestSQLite(t *testing.T) {
 	defer db.Close()
 	r, err := db.Get(ctx, "r1")
 	must(t, err)
-	if r.Status != StatusRunning || r.Progress.BytesRead != 5 || r.Labels["tp"] != "8" || len(r.Files) != 1 {
+	if r.Status != StatusRunning || r.Progress.Bytes != 5 || r.Labels["tp"] != "8" || len(r.Files) != 1 {
 		t.Errorf("r1 after reopening: %+v", r)
 	}
 	if _, err := db.Get(ctx, "r2"); !errors.Is(err, ErrNotFound) {

@@ -8,8 +8,7 @@ import (
 	"strings"
 
 	"kinetoscope/analyze"
-	"kinetoscope/ingest"
-	"kinetoscope/render"
+	"kinetoscope/driver"
 )
 
 // analyzeUsage is the analyze command's synopsis.
@@ -34,50 +33,18 @@ func runAnalyze(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	_, r, err := openAndAnalyze(a.path, a.opt)
+	run, err := driver.Analyze(a.path, driver.Options{Analyze: a.opt})
 	if err != nil {
 		return err
 	}
-	return render.WriteReport(stdout, r, a.format)
-}
-
-// openAndAnalyze ingests and analyses a trace path, and fails when the path
-// holds no trace with GPU events.
-func openAndAnalyze(path string, opt analyze.Options) (*ingest.Set, *analyze.Report, error) {
-	set, err := ingest.Open(path, ingest.Options{})
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(set.Traces) == 0 {
-		return nil, nil, fmt.Errorf("%s: no trace with GPU events (%s)", path, setProblems(set))
-	}
-	r, err := analyze.Analyze(set, opt)
-	if err != nil {
-		return nil, nil, err
-	}
-	return set, r, nil
-}
-
-// setProblems summarises why a set holds no trace to analyse.
-func setProblems(set *ingest.Set) string {
-	var ps []string
-	for _, s := range set.SetAside {
-		ps = append(ps, s.Path+": "+s.Reason)
-	}
-	for _, e := range set.Errors {
-		ps = append(ps, e.Error())
-	}
-	if len(ps) == 0 {
-		return "nothing found"
-	}
-	return strings.Join(ps, "; ")
+	return driver.WriteReport(stdout, run.Report, a.format)
 }
 
 // parseAnalyzeArgs parses flags given before or after the path.
 func parseAnalyzeArgs(args []string, stderr io.Writer) (analyzeArgs, error) {
 	var a analyzeArgs
 	fs := newFlagSet("analyze", analyzeUsage, stderr)
-	fs.StringVar(&a.format, "format", "table", "output format: "+strings.Join(render.ReportFormats(), ", "))
+	fs.StringVar(&a.format, "format", "table", "output format: "+strings.Join(driver.ReportFormats(), ", "))
 	fs.StringVar(&a.opt.RulesFile, "rules", "", "YAML file of classification rules tried before the built-in ones")
 	fs.StringVar(&a.opt.StepRegex, "step-regex", "", "RE2 regex: CPU annotations whose name matches start a step (overrides built-in step markers)")
 	fs.Func("rank", "analyse this rank only", func(s string) error {
@@ -97,5 +64,5 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (analyzeArgs, error) {
 		return a, errors.New("want exactly one PATH")
 	}
 	a.path = paths[0]
-	return a, checkOneOf("format", a.format, render.ReportFormats())
+	return a, checkOneOf("format", a.format, driver.ReportFormats())
 }

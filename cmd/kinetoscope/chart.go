@@ -10,10 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
+	"kinetoscope/driver"
 	"kinetoscope/render"
-	"kinetoscope/render/fromtrace"
 )
 
 // chartUsage is the chart command's synopsis.
@@ -42,7 +41,13 @@ type chartArgs struct {
 }
 
 // chartKinds lists the chart kinds.
-func chartKinds() []string { return []string{"breakdown", "steps", "ranks", "diff", "timeline"} }
+func chartKinds() []string {
+	var out []string
+	for _, k := range driver.ChartKinds() {
+		out = append(out, k.Name)
+	}
+	return out
+}
 
 // runChart is the chart command.
 func runChart(args []string, stdout, stderr io.Writer) error {
@@ -72,42 +77,21 @@ func runChart(args []string, stdout, stderr io.Writer) error {
 // drawChart loads what the kind needs and draws it.
 func drawChart(a chartArgs, f render.Format) ([]byte, error) {
 	if a.kind == "diff" {
-		return drawDiff(a, f)
+		opt := diff.Options{}
+		if a.rank >= 0 {
+			opt.Rank = &a.rank
+		}
+		d, err := comparePaths(a.paths[0], a.paths[1], a.reports, opt)
+		if err != nil {
+			return nil, err
+		}
+		return driver.DiffChart(d, f)
 	}
-	opt := analyze.Options{}
-	if a.rank >= 0 && a.kind != "breakdown" && a.kind != "ranks" {
-		opt.Rank = &a.rank
-	}
-	set, r, err := openAndAnalyze(a.paths[0], opt)
+	run, err := driver.Analyze(a.paths[0], driver.Options{})
 	if err != nil {
 		return nil, err
 	}
-	switch a.kind {
-	case "breakdown":
-		return render.Breakdown(r, f)
-	case "steps":
-		return render.Steps(r, a.rank, f)
-	case "ranks":
-		return render.Ranks(r, f)
-	}
-	in, err := fromtrace.Timeline(set, r, opt, a.rank, a.step)
-	if err != nil {
-		return nil, err
-	}
-	return render.Timeline(in, f)
-}
-
-// drawDiff compares two runs and draws the diff chart.
-func drawDiff(a chartArgs, f render.Format) ([]byte, error) {
-	opt := diff.Options{}
-	if a.rank >= 0 {
-		opt.Rank = &a.rank
-	}
-	d, err := comparePaths(a.paths[0], a.paths[1], a.reports, opt)
-	if err != nil {
-		return nil, err
-	}
-	return render.Diff(d, f)
+	return run.Chart(driver.ChartRequest{Kind: a.kind, Format: f, Rank: a.rank, Step: a.step})
 }
 
 // chartFormat is the image format: --format, else the -o extension, else SVG.

@@ -1,17 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-
-	json "github.com/goccy/go-json"
 
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
-	"kinetoscope/render"
+	"kinetoscope/driver"
 )
 
 // diffUsage is the diff command's synopsis.
@@ -43,7 +39,7 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return render.WriteDiff(stdout, d, a.format)
+	return driver.WriteDiff(stdout, d, a.format)
 }
 
 // comparePaths loads two runs, as trace paths or (reports) saved JSON
@@ -56,14 +52,14 @@ func comparePaths(base, head string, reports bool, opt diff.Options) (*diff.Diff
 			return nil, err
 		}
 	}
-	return diff.Compare(sides[0], sides[1], opt)
+	return driver.Compare(sides[0], sides[1], opt)
 }
 
 // parseDiffArgs parses flags given before, between or after the two paths.
 func parseDiffArgs(args []string, stderr io.Writer) (diffArgs, error) {
 	var a diffArgs
 	fs := newFlagSet("diff", diffUsage, stderr)
-	fs.StringVar(&a.format, "format", "table", "output format: "+strings.Join(render.DiffFormats(), ", "))
+	fs.StringVar(&a.format, "format", "table", "output format: "+strings.Join(driver.DiffFormats(), ", "))
 	fs.StringVar(&a.opt.Phase, "phase", "decode", "steps compared: "+strings.Join(diff.Phases(), ", "))
 	fs.BoolVar(&a.reports, "reports", false, "BASE and HEAD are JSON reports from 'kinetoscope analyze --format json'")
 	rank := -1
@@ -76,7 +72,7 @@ func parseDiffArgs(args []string, stderr io.Writer) (diffArgs, error) {
 		fs.Usage()
 		return a, fmt.Errorf("want two paths, BASE and HEAD; got %d", len(paths))
 	}
-	if err := checkOneOf("format", a.format, render.DiffFormats()); err != nil {
+	if err := checkOneOf("format", a.format, driver.DiffFormats()); err != nil {
 		return a, err
 	}
 	a.base, a.head = paths[0], paths[1]
@@ -90,57 +86,15 @@ func parseDiffArgs(args []string, stderr io.Writer) (diffArgs, error) {
 // ingest and analyse.
 func loadDiffSide(path string, report bool) (*analyze.Report, error) {
 	if report {
-		return readReport(path)
+		r, err := driver.ReadReport(path)
+		if err != nil {
+			return nil, fmt.Errorf("%w (or drop --reports)", err)
+		}
+		return r, nil
 	}
-	return analyzePath(path)
-}
-
-// maxReportBytes bounds the size of a JSON report read with --reports.
-const maxReportBytes = 1 << 30
-
-// readReport reads a JSON report written by the analyze command.
-func readReport(path string) (*analyze.Report, error) {
-	fi, err := os.Stat(path)
+	run, err := driver.Analyze(path, driver.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("read report: %w", err)
+		return nil, err
 	}
-	if fi.Size() > maxReportBytes {
-		return nil, fmt.Errorf("%s: %d bytes, larger than a report can be (%d); is it a trace? (drop --reports)", path, fi.Size(), maxReportBytes)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read report: %w", err)
-	}
-	var r analyze.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON report (at byte %d): %w", path, jsonOffset(err, len(b)), err)
-	}
-	if len(r.Ranks) == 0 {
-		return nil, fmt.Errorf("%s: report has no ranks (is it an analyze --format json output?)", path)
-	}
-	if r.Source == "" {
-		r.Source = path
-	}
-	return &r, nil
-}
-
-// jsonOffset returns the byte offset of a JSON decoding error; an error
-// without one (the input ended early) is placed at the end, size.
-func jsonOffset(err error, size int) int64 {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return se.Offset
-	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return te.Offset
-	}
-	return int64(size)
-}
-
-// analyzePath ingests and analyses a trace path, listing every kernel so
-// that kernels in one run only are found however small.
-func analyzePath(path string) (*analyze.Report, error) {
-	_, r, err := openAndAnalyze(path, analyze.Options{TopKernels: diff.AllKernels})
-	return r, err
+	return run.Report, nil
 }

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"kinetoscope/api"
-	"kinetoscope/api/wire"
 )
 
 // serveFlags are the serve command's settings.
@@ -74,7 +73,7 @@ func serve(ctx context.Context, ln net.Listener, f *serveFlags, stdout io.Writer
 	srv, err := api.Open(api.Config{
 		DataDir: f.data, Token: f.token, MaxUploadBytes: f.maxUpload,
 		MaxUncompressedBytes: f.maxUncompressed, Workers: f.workers, Logger: log,
-	}, wire.Pipeline(f.maxUncompressed))
+	})
 	if err != nil {
 		return err
 	}

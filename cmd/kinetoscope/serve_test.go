@@ -157,7 +157,7 @@ func waitFiles(t *testing.T, dir string, n int) {
 // countRuns opens the data directory again and counts its runs.
 func countRuns(t *testing.T, data string) int {
 	t.Helper()
-	srv, err := api.Open(api.Config{DataDir: data, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, api.Pipeline{})
+	srv, err := api.Open(api.Config{DataDir: data, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package fromtrace
+package driver
 
 import (
 	"math"
@@ -74,7 +74,8 @@ func TestPublicTraces(t *testing.T) {
 
 // checkCharts draws the four single-run charts and checks them.
 func checkCharts(t *testing.T, set *ingest.Set, r *analyze.Report) {
-	in, err := Timeline(set, r, analyze.Options{}, -1, -1)
+	run := &Run{Report: r, Set: set}
+	in, err := run.TimelineInput(-1, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,14 +84,8 @@ func checkCharts(t *testing.T, set *ingest.Set, r *analyze.Report) {
 	if r.Headline != nil {
 		head = r.Headline.Label
 	}
-	charts := map[string]func() ([]byte, error){
-		"breakdown": func() ([]byte, error) { return render.Breakdown(r, render.SVG) },
-		"steps":     func() ([]byte, error) { return render.Steps(r, -1, render.SVG) },
-		"ranks":     func() ([]byte, error) { return render.Ranks(r, render.SVG) },
-		"timeline":  func() ([]byte, error) { return render.Timeline(in, render.SVG) },
-	}
-	for name, draw := range charts {
-		svg, err := draw()
+	for _, name := range RunChartKinds() {
+		svg, err := run.Chart(ChartRequest{Kind: name, Format: render.SVG, Rank: -1, Step: -1})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -106,11 +101,11 @@ func TestPublicDiff(t *testing.T) {
 	dir := publicTraces(t)
 	_, base := load(t, filepath.Join(dir, "hta-diff-control-a100.json.gz"))
 	_, head := load(t, filepath.Join(dir, "hta-diff-test-v100.json.gz"))
-	d, err := diff.Compare(base, head, diff.Options{})
+	d, err := Compare(base, head, diff.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svg, err := render.Diff(d, render.SVG)
+	svg, err := DiffChart(d, render.SVG)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,15 @@
+package api
+
+import (
+	"context"
+
+	"kinetoscope/analyze"
+)
+
+// OpenWithAnalysis opens a server whose analysis of a run is wrap, given
+// the real analysis to call (or not).
+func OpenWithAnalysis(cfg Config, wrap func(ctx context.Context, path string, real func() (*analyze.Report, error)) (*analyze.Report, error)) (*Server, error) {
+	return open(cfg, func(s *Server, ctx context.Context, path string, lp *liveProgress) (*analyze.Report, error) {
+		return wrap(ctx, path, func() (*analyze.Report, error) { return s.analyzePath(ctx, path, lp) })
+	})
+}

@@ -1,0 +1,103 @@
+// Package driver is Kinetoscope's one pipeline, from a trace path to every
+// output: it reads the traces (ingest), analyses them (analyze,
+// analyze/diff) and writes or draws the result (render), and it holds the
+// one table of outputs that the command line, the REST service and the web
+// page offer alike. cmd and api only translate flags and HTTP requests into
+// its calls.
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"kinetoscope/analyze"
+	"kinetoscope/ingest"
+)
+
+// Options control how a run is read and analysed.
+type Options struct {
+	// Analyze are the analysis options.
+	Analyze analyze.Options
+	// Context stops a read block by block; nil means never.
+	Context context.Context
+	// MaxUncompressedBytes bounds the JSON bytes read per file (gzip and
+	// archive bombs); 0 means ingest's default.
+	MaxUncompressedBytes int64
+	// Progress, when set, is called as the files are read.
+	Progress func(ingest.Progress)
+}
+
+// Run is one run read and analysed.
+//
+// It keeps the ingested traces (Set) beside the Report: the outputs that
+// need per-event data (the step timeline) take it from there instead of
+// reading the files again. That costs the traces' memory (about 70 bytes a
+// kept event) for as long as the Run is held; the service, which keeps
+// only reports, drops the Set and reads the run's files again for a
+// timeline (see ReadSet).
+type Run struct {
+	Report *analyze.Report
+	// Set is what was read; nil for a run known only by its report.
+	Set *ingest.Set
+	// Analyze are the options the report was made with: per-event outputs
+	// place events in steps and buckets with the same ones.
+	Analyze analyze.Options
+}
+
+// ReadSet reads the trace file, profile directory or archive at path and
+// fails, naming path once, when it holds no trace with GPU events.
+func ReadSet(path string, opt Options) (*ingest.Set, error) {
+	set, err := ingest.Open(path, ingest.Options{Context: opt.Context,
+		MaxUncompressedBytes: opt.MaxUncompressedBytes, Progress: opt.Progress})
+	if err != nil {
+		return nil, err
+	}
+	if len(set.Traces) == 0 {
+		return nil, noTraces(path, set)
+	}
+	return set, nil
+}
+
+// Analyze is the pipeline: it reads path (ReadSet) and analyses what was
+// read. A cancelled Context stops it between the two as well.
+func Analyze(path string, opt Options) (*Run, error) {
+	set, err := ReadSet(path, opt)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Context != nil {
+		if err := opt.Context.Err(); err != nil {
+			return nil, fmt.Errorf("analysis of %s stopped: %w", path, err)
+		}
+	}
+	r, err := analyze.Analyze(set, opt.Analyze)
+	if err != nil {
+		return nil, err
+	}
+	return &Run{Report: r, Set: set, Analyze: opt.Analyze}, nil
+}
+
+// noTraces explains why a set holds nothing to analyse: the one file's own
+// error when there is one file (it names the file), else every file's
+// reason.
+func noTraces(path string, set *ingest.Set) error {
+	var why []string
+	for _, e := range set.Errors {
+		why = append(why, e.Error())
+	}
+	for _, a := range set.SetAside {
+		why = append(why, a.Path+": "+a.Reason)
+	}
+	switch len(why) {
+	case 0:
+		return fmt.Errorf("%s: no trace file found (want *.json or *.json.gz)", path)
+	case 1:
+		if len(set.Errors) == 1 {
+			return set.Errors[0]
+		}
+		return errors.New("no trace with GPU events to analyse: " + why[0])
+	}
+	return fmt.Errorf("%s: no trace with GPU events to analyse: %s", path, strings.Join(why, "; "))
+}
