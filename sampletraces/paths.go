@@ -16,6 +16,14 @@ func RealVariants() []string {
 	return []string{"eager", "cudagraph", "p2p_disabled", "nccl_simple"}
 }
 
+// RealStyles returns the directories of sampletraces/real that each hold
+// one trace shape of real vLLM traces (TP1 on one H200): the step marks,
+// or none, of one vLLM version or profiler setting.
+func RealStyles() []string {
+	return []string{"withstack_execute_model", "annotated_execute_model", "vllm_new_annotations",
+		"profilerstep", "profilerstep_vllm", "bare_eager", "bare_cudagraph", "moe"}
+}
+
 // RepoRoot walks up from the working directory to the directory holding
 // go.mod (the repository root).
 func RepoRoot() (string, error) {

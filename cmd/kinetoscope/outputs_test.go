@@ -32,7 +32,7 @@ type outputCase struct {
 // real sample and every public trace with GPU events.
 func outputCases(t *testing.T) []outputCase {
 	var runs []string
-	for _, v := range sampletraces.RealVariants() {
+	for _, v := range append(sampletraces.RealVariants(), sampletraces.RealStyles()...) {
 		runs = append(runs, sampletraces.Must(t)(sampletraces.RealDir(v)))
 	}
 	pub := sampletraces.Must(t)(sampletraces.PublicDir())
