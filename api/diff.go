@@ -13,20 +13,15 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"kinetoscope/analyze/diff"
-	"kinetoscope/render"
+	"kinetoscope/driver"
 )
 
 // diffType returns the content type of a diff format ("" for none).
 func diffType(format string) string {
-	switch format {
-	case "json":
-		return echo.MIMEApplicationJSON
-	case "markdown":
-		return "text/markdown; charset=utf-8"
-	case "table":
-		return echo.MIMETextPlainCharsetUTF8
+	if !slices.Contains(driver.DiffFormats(), format) {
+		return ""
 	}
-	return ""
+	return driver.ContentType(format)
 }
 
 // getDiff handles GET /api/v1/diff?base=&head=&rank=&phase=&format=.
@@ -43,11 +38,8 @@ func (s *Server) getDiff(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if format == "json" {
-		return c.JSON(http.StatusOK, d)
-	}
 	var buf bytes.Buffer
-	if err := render.WriteDiff(&buf, d, format); err != nil {
+	if err := driver.WriteDiff(&buf, d, format); err != nil {
 		return fmt.Errorf("diff as %s: %w", format, err)
 	}
 	return c.Blob(http.StatusOK, ctype, buf.Bytes())
@@ -73,7 +65,7 @@ func (s *Server) Diff(ctx context.Context, q url.Values) (*diff.Diff, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := diff.Compare(base, head, opt)
+	d, err := driver.Compare(base, head, opt)
 	if err != nil {
 		return nil, echo.NewHTTPError(http.StatusUnprocessableEntity, err.Error())
 	}

@@ -10,6 +10,7 @@ import (
 
 	"kinetoscope/analyze/diff"
 	"kinetoscope/api"
+	"kinetoscope/driver"
 )
 
 // The diff of two stored runs is the diff of the same traces analysed
@@ -32,7 +33,7 @@ func TestDiffStoredRuns(t *testing.T) {
 	} {
 		var got diff.Diff
 		getJSON(t, q+tc.query, &got)
-		want, err := diff.Compare(base, head, tc.opt)
+		want, err := driver.Compare(base, head, tc.opt)
 		must(t, err)
 		if got.Headline != want.Headline || got.RankSel != want.RankSel || got.Phase != want.Phase ||
 			!reflect.DeepEqual(got.Kernels, roundTrip(t, want.Kernels)) {

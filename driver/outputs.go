@@ -169,9 +169,14 @@ func (run *Run) TimelineInput(rank, step int) (*render.TimelineInput, error) {
 // DiffChart draws the chart of a diff.
 func DiffChart(d *diff.Diff, f render.Format) ([]byte, error) { return render.Diff(d, f) }
 
-// Compare diffs two runs' reports.
+// Compare diffs two runs' reports, with the headline as render words it.
 func Compare(base, head *analyze.Report, opt diff.Options) (*diff.Diff, error) {
-	return diff.Compare(base, head, opt)
+	d, err := diff.Compare(base, head, opt)
+	if err != nil {
+		return nil, err
+	}
+	d.Headline = render.DiffHeadlineText(d)
+	return d, nil
 }
 
 // IsChartKind says whether name is a chart of one run.

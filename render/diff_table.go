@@ -39,7 +39,7 @@ func WriteDiff(w io.Writer, d *diff.Diff, format string) error {
 // diffBlocks lays out a diff as paragraphs and tables.
 func diffBlocks(d *diff.Diff) []block {
 	bs := []block{
-		{Lines: []string{d.Headline}},
+		{Lines: []string{DiffHeadlineText(d)}},
 		{Heading: "Runs", Level: 2},
 		{Lines: diffIntro(d)},
 		{Heading: "Step (" + diffPhase(d) + ")", Level: 2},

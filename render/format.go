@@ -9,6 +9,21 @@ import (
 // ms formats microseconds as milliseconds with two decimals.
 func ms(us float64) string { return fmt.Sprintf("%.2f", us/1000) }
 
+// msSig formats microseconds as milliseconds with three significant
+// digits at most: 21.7, 2.10, 0.412.
+func msSig(us float64) string {
+	v := us / 1000
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
 // msFine formats microseconds as milliseconds, with three decimals below
 // 0.1 ms so that small buckets do not read 0.00.
 func msFine(us float64) string {

@@ -60,7 +60,6 @@ func compare(base, head *analyze.Report, opt Options) (*Diff, error) {
 	d.Comm = compareComm(b.samples, h.samples)
 	d.LaunchDelay = compareLaunchDelay(b.ranks, h.ranks)
 	d.Metadata = metadata(b, h)
-	d.Headline = headline(d)
 	return d, nil
 }
 

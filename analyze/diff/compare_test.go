@@ -17,7 +17,6 @@ func TestCompareSteps(t *testing.T) {
 		wantVerdict string
 		wantPhase   string
 		wantTop     analyze.BucketID
-		wantHead    string
 	}{
 		{
 			name:        "allreduce faster",
@@ -27,7 +26,6 @@ func TestCompareSteps(t *testing.T) {
 			wantVerdict: verdictSignificant,
 			wantPhase:   "decode",
 			wantTop:     analyze.AllReduce,
-			wantHead:    "decode step 21.7 ms -> 12.4 ms (-43%), AllReduce 11.17 -> 2.10 ms/step",
 		},
 		{
 			name:        "same run",
@@ -35,7 +33,6 @@ func TestCompareSteps(t *testing.T) {
 			head:        makeReport("a", makeRank(0, "H100", decodeSteps(20, 21700, 11170, 8000, 200), nil)),
 			wantVerdict: verdictNoise,
 			wantPhase:   "decode",
-			wantHead:    "[step change: within noise]",
 		},
 		{
 			name:        "shift inside noise",
@@ -69,7 +66,6 @@ func TestCompareSteps(t *testing.T) {
 			wantVerdict: verdictSignificant,
 			wantPhase:   "all",
 			wantTop:     analyze.GEMM,
-			wantHead:    "step 1.00 ms -> 2.00 ms (+100%), GEMM 0.40 -> 1.40 ms/step",
 		},
 	}
 	for _, tt := range tests {
@@ -87,9 +83,6 @@ func TestCompareSteps(t *testing.T) {
 			}
 			if tt.wantTop != "" && d.BucketOrder[0] != tt.wantTop {
 				t.Errorf("largest change %q, want %q", d.BucketOrder[0], tt.wantTop)
-			}
-			if !strings.Contains(d.Headline, tt.wantHead) {
-				t.Errorf("headline %q, want it to contain %q", d.Headline, tt.wantHead)
 			}
 			for id, b := range d.Buckets {
 				if tt.base == tt.head || tt.wantVerdict == verdictNoise && id == analyze.GEMM {

@@ -27,8 +27,9 @@ type Options struct {
 
 // Diff is the comparison of two runs.
 type Diff struct {
-	// Headline is the first line a user reads, e.g. "decode step 21.7 ms ->
-	// 12.4 ms (-43%), AllReduce 11.17 -> 2.10 ms/step".
+	// Headline is the first line a user reads, as render.DiffHeadlineText
+	// words it from the fields below; set by the driver (Compare leaves it
+	// empty), kept in the JSON for its readers.
 	Headline string `json:"headline"`
 	Phase    string `json:"phase"` // the phase compared: decode, prefill or all
 	RankSel  string `json:"rank"`  // "all" (pooled) or the rank number

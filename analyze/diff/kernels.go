@@ -108,8 +108,12 @@ func matchKernels(base, head map[string]*kernelTotal) Kernels {
 	return k
 }
 
-// change builds the comparison of matched kernels.
+// change builds the comparison of matched kernels. The kernels are summed
+// in name order, so that the sums do not depend on map order.
 func change(name, match string, bs, hs []*kernelTotal) KernelChange {
+	byName := func(a, b *kernelTotal) int { return strings.Compare(a.name, b.name) }
+	slices.SortFunc(bs, byName)
+	slices.SortFunc(hs, byName)
 	c := KernelChange{Name: name, Match: match, Bucket: largest(bs).bucket}
 	for _, b := range bs {
 		c.BaseUSPerStep += b.usPerStep
