@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"kinetoscope/ingest"
+	"kinetoscope/internal/testkit"
 	"kinetoscope/sampletraces"
 )
 
@@ -38,7 +39,7 @@ func hideMarks(t *testing.T, path string) *ingest.Set {
 // every decode step as the truth says.
 func TestHiddenMarksInferred(t *testing.T) {
 	for _, variant := range sampletraces.RealVariants() {
-		dir := realRun(t, variant)
+		dir := testkit.Real(t, variant)
 		var truth truthFile
 		if err := sampletraces.ReadJSON(filepath.Join(dir, "truth.json"), &truth); err != nil {
 			t.Fatal(err)
@@ -73,7 +74,7 @@ func TestHiddenMarksInferred(t *testing.T) {
 // the ranks disagree on the step count, gives no figure, and names the
 // flag that fixes it. The whole run with its marks has no problem.
 func TestHeadlineGuardHiddenMarks(t *testing.T) {
-	dir := realRun(t, "eager")
+	dir := testkit.Real(t, "eager")
 	set := hideMarks(t, dir)
 	cutHalf(set.Traces[1])
 	r, err := Analyze(set, Options{})
@@ -116,7 +117,7 @@ func cutHalf(t *ingest.Trace) {
 // its own phase statistics; the public SGLang decode trace's one step is
 // called out as mostly idle.
 func TestHeadlineRealFindings(t *testing.T) {
-	_, r := analyzePath(t, realRun(t, "eager"))
+	_, r := analyzePath(t, testkit.Real(t, "eager"))
 	h := r.Headline
 	if len(h.PerRank) != 2 {
 		t.Fatalf("eager: per-rank figures %+v, want both ranks", h.PerRank)

@@ -6,27 +6,13 @@ import (
 	"testing"
 
 	"kinetoscope/ingest"
-	"kinetoscope/sampletraces"
+	"kinetoscope/internal/testkit"
 )
-
-// publicTrace returns a public trace's path, failing the test when it is
-// missing.
-func publicTrace(t testing.TB, name string) string {
-	t.Helper()
-	return sampletraces.Must(t)(sampletraces.Public(name))
-}
-
-// realRun returns sampletraces/real/VARIANT, failing the test when it is
-// missing.
-func realRun(t testing.TB, variant string) string {
-	t.Helper()
-	return sampletraces.Must(t)(sampletraces.RealDir(variant))
-}
 
 // analyzePublic ingests and analyses one public trace.
 func analyzePublic(t testing.TB, name string) *Report {
 	t.Helper()
-	_, r := analyzePath(t, publicTrace(t, name))
+	_, r := analyzePath(t, testkit.Public(t, name))
 	return r
 }
 
@@ -60,7 +46,7 @@ func analyzePath(t testing.TB, path string) (*ingest.Set, *Report) {
 }
 
 func TestPublicTracesAnalyze(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(sampletraces.Must(t)(sampletraces.PublicDir()), "*.json.gz"))
+	files, err := filepath.Glob(filepath.Join(testkit.PublicDir(t), "*.json.gz"))
 	if err != nil || len(files) < 10 {
 		t.Fatalf("public traces: %v, %d files", err, len(files))
 	}
@@ -84,7 +70,7 @@ func TestPublicTracesAnalyze(t *testing.T) {
 // TestFullGraphDecodeStep: one decode step of batch 32 that holds every
 // kernel of the graph replay, although they run after the CPU annotation.
 func TestFullGraphDecodeStep(t *testing.T) {
-	set, r := analyzePath(t, publicTrace(t, "tracelens-vllm-decode-full-graph.json.gz"))
+	set, r := analyzePath(t, testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz"))
 	tr := set.Traces[0]
 	var graphCorr int64 = -1
 	for _, l := range tr.Launches.All() {
@@ -141,7 +127,7 @@ func TestSGLangSteps(t *testing.T) {
 		{"tracelens-sglang-qwen3-8b-prefilldecode.json.gz", PhasePrefill, 15, 15360},
 	}
 	for _, tt := range tests {
-		set, r := analyzePath(t, publicTrace(t, tt.file))
+		set, r := analyzePath(t, testkit.Public(t, tt.file))
 		f := findSteps(set.Traces[0], []stepFinder{{source: SourceSGLang, parse: parseSGLang}})
 		marks, src := f.marks, f.source
 		if src != SourceSGLang || len(marks) != 1 || marks[0].phase != tt.phase || marks[0].batch != tt.batch || marks[0].tokens != tt.token {
@@ -162,7 +148,7 @@ func TestSGLangSteps(t *testing.T) {
 // Broadcast. The 5 launched before the profiler started have neither, and
 // stay comm_other.
 func TestRCCLGenericNamed(t *testing.T) {
-	set, r := analyzePath(t, publicTrace(t, "tracelens-mi300-resnet-rccl.json.gz"))
+	set, r := analyzePath(t, testkit.Public(t, "tracelens-mi300-resnet-rccl.json.gz"))
 	got := map[BucketID]int{}
 	for _, s := range r.Ranks[0].Steps {
 		for id, b := range s.Buckets {

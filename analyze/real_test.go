@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"kinetoscope/internal/testkit"
 	"kinetoscope/sampletraces"
 )
 
@@ -26,7 +27,7 @@ type truthFile struct {
 // the trace files.
 func TestRealTraces(t *testing.T) {
 	for _, variant := range sampletraces.RealVariants() {
-		dir := realRun(t, variant)
+		dir := testkit.Real(t, variant)
 		var truth truthFile
 		if err := sampletraces.ReadJSON(filepath.Join(dir, "truth.json"), &truth); err != nil {
 			t.Fatal(err)
@@ -152,7 +153,7 @@ func independentDecodeTimes(t *testing.T, path string) (map[BucketID]float64, fl
 // its share equal an independent encoding/json computation.
 func TestRealHeadlineLeader(t *testing.T) {
 	for _, variant := range sampletraces.RealVariants() {
-		dir := realRun(t, variant)
+		dir := testkit.Real(t, variant)
 		_, r := analyzePath(t, dir)
 		pooled := map[BucketID]float64{}
 		var all float64
@@ -185,7 +186,7 @@ func TestRealHeadlineLeader(t *testing.T) {
 // percentage point, and the headline carries the mean of the ranks' split.
 func TestRealDecodeComm(t *testing.T) {
 	for _, variant := range sampletraces.RealVariants() {
-		_, r := analyzePath(t, realRun(t, variant))
+		_, r := analyzePath(t, testkit.Real(t, variant))
 		c0, c1 := r.Ranks[0].Decode.Comm, r.Ranks[1].Decode.Comm
 		if c0 == nil || c1 == nil {
 			t.Fatalf("%s: decode comm missing: %+v %+v", variant, c0, c1)
@@ -211,7 +212,7 @@ func TestRealDecodeComm(t *testing.T) {
 // collectives are reported unmatched with rank 1 named as missing, and no
 // transfer/wait split is made up.
 func TestRealMissingRank(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(realRun(t, "eager"), "*rank0*.pt.trace.json.gz"))
+	files, err := filepath.Glob(filepath.Join(testkit.Real(t, "eager"), "*rank0*.pt.trace.json.gz"))
 	if err != nil || len(files) != 1 {
 		t.Fatalf("rank 0 trace: %v %v", files, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"kinetoscope/internal/testkit"
 	"kinetoscope/sampletraces"
 )
 
@@ -50,7 +51,7 @@ func TestRealStyles(t *testing.T) {
 	}
 	for _, style := range sampletraces.RealStyles() {
 		t.Run(style, func(t *testing.T) {
-			dir := realRun(t, style)
+			dir := testkit.Real(t, style)
 			var truth styleTruth
 			if err := sampletraces.ReadJSON(filepath.Join(dir, "truth.json"), &truth); err != nil {
 				t.Fatal(err)

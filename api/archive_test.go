@@ -18,6 +18,7 @@ import (
 	"kinetoscope/analyze"
 	"kinetoscope/api"
 	"kinetoscope/api/store"
+	"kinetoscope/internal/testkit"
 )
 
 // profileArchive packs the two ranks of the sampled public job as a
@@ -37,7 +38,7 @@ func profileArchive(t *testing.T, kind string) []byte {
 		zw = zip.NewWriter(&buf)
 	}
 	for _, name := range []string{traceRank0, traceRank1} {
-		b, err := os.ReadFile(publicTrace(t, name))
+		b, err := os.ReadFile(testkit.Public(t, name))
 		must(t, err)
 		if tw != nil {
 			must(t, tw.WriteHeader(&tar.Header{Name: "profile/" + name, Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}))
@@ -106,7 +107,7 @@ func TestRestartResumesAnalysis(t *testing.T) {
 	}
 	srv, err := api.OpenWithAnalysis(api.Config{DataDir: data, Logger: quietLog()}, blocked)
 	must(t, err)
-	f, err := os.Open(publicTrace(t, "tracelens-vllm-decode-full-graph.json.gz"))
+	f, err := os.Open(testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz"))
 	must(t, err)
 	defer f.Close()
 	run, err := srv.Import(context.Background(), f.Name(), nil)

@@ -16,6 +16,7 @@ import (
 
 	"kinetoscope/api"
 	"kinetoscope/api/store"
+	"kinetoscope/internal/testkit"
 )
 
 // zipWith returns a zip archive holding one member of the given name.
@@ -69,10 +70,10 @@ func gzipBomb(t testing.TB, size int64) io.Reader {
 
 func TestBadInputs(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: t.TempDir(), MaxUploadBytes: 32 << 20, MaxUncompressedBytes: 64 << 30})
-	gz, err := os.ReadFile(publicTrace(t, traceH100))
+	gz, err := os.ReadFile(testkit.Public(t, traceH100))
 	must(t, err)
 	ctEmpty, emptyForm := multipartBody(t, "x", "")
-	ctMixed, mixedForm := multipartBody(t, "x", "", publicTrace(t, traceRank0), writeTemp(t, "bad.json", "not json"))
+	ctMixed, mixedForm := multipartBody(t, "x", "", testkit.Public(t, traceRank0), writeTemp(t, "bad.json", "not json"))
 	tests := []struct {
 		name  string
 		ctype string
@@ -231,7 +232,7 @@ func htmlEscape(s string) string {
 
 func TestToken(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: t.TempDir(), Token: "s3cret"})
-	gz := publicTrace(t, "tracelens-vllm-decode-full-graph.json.gz")
+	gz := testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz")
 	for _, auth := range []string{"", "Bearer wrong", "s3cret"} {
 		f, err := os.Open(gz)
 		must(t, err)

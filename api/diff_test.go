@@ -11,6 +11,7 @@ import (
 	"kinetoscope/analyze/diff"
 	"kinetoscope/api"
 	"kinetoscope/driver"
+	"kinetoscope/internal/testkit"
 )
 
 // The diff of two stored runs is the diff of the same traces analysed
@@ -47,8 +48,8 @@ func TestDiffStoredRuns(t *testing.T) {
 	checkDiffPage(t, s.URL, eager, graph)
 	// Eager and CUDA-graph decode run the same kernels; the H100 and MI300
 	// runs of one model share none, and differ in GPU.
-	h100 := uploadFile(t, s.URL, publicTrace(t, traceH100), "&name=h100")
-	mi300 := uploadFile(t, s.URL, publicTrace(t, traceMI300), "&name=mi300")
+	h100 := uploadFile(t, s.URL, testkit.Public(t, traceH100), "&name=h100")
+	mi300 := uploadFile(t, s.URL, testkit.Public(t, traceMI300), "&name=mi300")
 	waitRun(t, s.URL, h100.ID)
 	waitRun(t, s.URL, mi300.ID)
 	if n := checkDiffPage(t, s.URL, h100.ID, mi300.ID); n < 2 {

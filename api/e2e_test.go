@@ -18,6 +18,7 @@ import (
 	"kinetoscope/api"
 	"kinetoscope/api/store"
 	"kinetoscope/driver"
+	"kinetoscope/internal/testkit"
 )
 
 const (
@@ -77,7 +78,7 @@ func multipartBody(t testing.TB, name, labels string, files ...string) (string, 
 func TestEndToEnd(t *testing.T) {
 	data := t.TempDir()
 	s := startServer(t, api.Config{DataDir: data})
-	h100, mi300 := publicTrace(t, traceH100), publicTrace(t, traceMI300)
+	h100, mi300 := testkit.Public(t, traceH100), testkit.Public(t, traceMI300)
 
 	// Upload: a raw gzip body, and a multipart of two ranks of one job.
 	a := uploadFile(t, s.URL, h100, "&name=h100&label=gpu=h100,model=qwen")
@@ -120,7 +121,7 @@ func TestEndToEnd(t *testing.T) {
 // uploadTwoRanks uploads the two sampled ranks as one multipart run.
 func uploadTwoRanks(t *testing.T, base string) created {
 	t.Helper()
-	ct, body := multipartBody(t, "sampled 2 ranks", "job=sampled", publicTrace(t, traceRank0), publicTrace(t, traceRank1))
+	ct, body := multipartBody(t, "sampled 2 ranks", "job=sampled", testkit.Public(t, traceRank0), testkit.Public(t, traceRank1))
 	code, resp := do(t, "POST", base+"/api/v1/runs", ct, body)
 	if code != http.StatusAccepted {
 		t.Fatalf("multipart upload: %d %s", code, resp)

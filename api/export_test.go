@@ -3,8 +3,16 @@ package api
 import (
 	"context"
 
+	"github.com/labstack/echo/v4"
+
 	"kinetoscope/analyze"
 )
+
+// WebRoute reports whether a route serves the web page (webRoute).
+var WebRoute = webRoute
+
+// Echo returns the server's echo instance, for listing its routes.
+func (s *Server) Echo() *echo.Echo { return s.echo }
 
 // OpenWithAnalysis opens a server whose analysis of a run is wrap, given
 // the real analysis to call (or not).

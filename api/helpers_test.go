@@ -14,20 +14,7 @@ import (
 
 	"kinetoscope/api"
 	"kinetoscope/api/store"
-	"kinetoscope/sampletraces"
 )
-
-// publicTrace returns the path of one public trace, failing if absent.
-func publicTrace(t testing.TB, name string) string {
-	t.Helper()
-	return sampletraces.Must(t)(sampletraces.Public(name))
-}
-
-// publicDir returns the directory of the public traces.
-func publicDir(t testing.TB) string {
-	t.Helper()
-	return sampletraces.Must(t)(sampletraces.PublicDir())
-}
 
 // testServer is a server on a real loopback listener.
 type testServer struct {

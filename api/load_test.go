@@ -14,6 +14,7 @@ import (
 	"kinetoscope/analyze"
 	"kinetoscope/api"
 	"kinetoscope/api/store"
+	"kinetoscope/internal/testkit"
 )
 
 // loadTraces are the public traces quickest to analyse (33 KB to 459 KB),
@@ -29,7 +30,7 @@ var loadTraces = []string{
 
 // gpuTraces lists every public trace with GPU kernels.
 func gpuTraces(t testing.TB) []string {
-	matches, err := filepath.Glob(filepath.Join(publicDir(t), "*.json.gz"))
+	matches, err := filepath.Glob(filepath.Join(testkit.PublicDir(t), "*.json.gz"))
 	must(t, err)
 	var out []string
 	for _, m := range matches {
@@ -82,7 +83,7 @@ func uploadConcurrently(t testing.TB, s *testServer, names []string, n int, want
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			p := publicTrace(t, names[i%len(names)])
+			p := testkit.Public(t, names[i%len(names)])
 			c := uploadFile(t, s.URL, p, fmt.Sprintf("&label=load=%d", i))
 			ids[i] = c.ID
 			bytes.Add(c.Run.Size())
@@ -113,7 +114,7 @@ func uploadConcurrently(t testing.TB, s *testServer, names []string, n int, want
 func directReports(t testing.TB, names []string) map[string]*analyze.Report {
 	want := map[string]*analyze.Report{}
 	for _, n := range names {
-		want[n] = directReport(t, publicTrace(t, n))
+		want[n] = directReport(t, testkit.Public(t, n))
 	}
 	return want
 }
@@ -164,7 +165,7 @@ func BenchmarkConcurrentUploads(b *testing.B) {
 func largestTrace(t testing.TB, names []string) string {
 	best, size := "", int64(-1)
 	for _, n := range names {
-		st, err := os.Stat(publicTrace(t, n))
+		st, err := os.Stat(testkit.Public(t, n))
 		must(t, err)
 		if st.Size() > size {
 			best, size = n, st.Size()

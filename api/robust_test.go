@@ -19,6 +19,7 @@ import (
 	"kinetoscope/analyze"
 	"kinetoscope/api"
 	"kinetoscope/api/store"
+	"kinetoscope/internal/testkit"
 )
 
 // traceSmall is a small real trace for the robustness tests.
@@ -35,7 +36,7 @@ func blobCount(t testing.TB, data string) int {
 func TestSameFileTwice(t *testing.T) {
 	data := t.TempDir()
 	s := startServer(t, api.Config{DataDir: data})
-	path := publicTrace(t, traceSmall)
+	path := testkit.Public(t, traceSmall)
 	a, b := uploadFile(t, s.URL, path, "&name=a"), uploadFile(t, s.URL, path, "&name=b")
 	ra, rb := waitRun(t, s.URL, a.ID), waitRun(t, s.URL, b.ID)
 	if ra.Status != store.StatusDone || rb.Status != store.StatusDone || ra.Files[0].SHA256 != rb.Files[0].SHA256 {
@@ -102,7 +103,7 @@ func TestDeleteDuringAnalysis(t *testing.T) {
 	data := t.TempDir()
 	started, stopped := make(chan string, 1), make(chan error, 1)
 	s := startWith(t, api.Config{DataDir: data, Workers: 1}, blockingPipeline(started, nil, stopped))
-	c := uploadFile(t, s.URL, publicTrace(t, traceSmall), "")
+	c := uploadFile(t, s.URL, testkit.Public(t, traceSmall), "")
 	<-started
 	if code, body := do(t, "DELETE", s.URL+"/api/v1/runs/"+c.ID, "", nil); code != http.StatusNoContent {
 		t.Fatalf("delete: %d %s", code, body)
@@ -119,7 +120,7 @@ func TestDeleteDuringAnalysis(t *testing.T) {
 		t.Errorf("deleted run: %d", code)
 	}
 	// The worker is free again: the next upload is analysed.
-	c2 := uploadFile(t, s.URL, publicTrace(t, traceRank0), "")
+	c2 := uploadFile(t, s.URL, testkit.Public(t, traceRank0), "")
 	<-started
 	do(t, "DELETE", s.URL+"/api/v1/runs/"+c2.ID, "", nil)
 	<-stopped
@@ -151,7 +152,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 // their own names.
 func TestConcurrentSameBytes(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: t.TempDir()})
-	path := publicTrace(t, traceSmall)
+	path := testkit.Public(t, traceSmall)
 	ids := make([]string, 2)
 	var wg sync.WaitGroup
 	for i := range ids {
@@ -180,7 +181,7 @@ func TestConcurrentSameBytes(t *testing.T) {
 // directory is data, and returns once the server stores it in a temp file.
 func halfUpload(t *testing.T, s *testServer, data string) net.Conn {
 	t.Helper()
-	trace, err := os.ReadFile(publicTrace(t, traceSmall))
+	trace, err := os.ReadFile(testkit.Public(t, traceSmall))
 	must(t, err)
 	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
 	must(t, err)
@@ -207,9 +208,9 @@ func TestDisconnectMidUpload(t *testing.T) {
 func TestNotReadyRuns(t *testing.T) {
 	started := make(chan string, 1)
 	s := startWith(t, api.Config{DataDir: t.TempDir(), Workers: 1}, blockingPipeline(started, nil, make(chan error, 2)))
-	running := uploadFile(t, s.URL, publicTrace(t, traceSmall), "")
+	running := uploadFile(t, s.URL, testkit.Public(t, traceSmall), "")
 	<-started
-	queued := uploadFile(t, s.URL, publicTrace(t, traceRank0), "")
+	queued := uploadFile(t, s.URL, testkit.Public(t, traceRank0), "")
 	tests := []struct {
 		id   string
 		code int
@@ -238,7 +239,7 @@ func TestFailedRunCharts(t *testing.T) {
 	var c created
 	must(t, json.Unmarshal(body, &c))
 	waitRun(t, s.URL, c.ID)
-	ok := uploadFile(t, s.URL, publicTrace(t, traceSmall), "")
+	ok := uploadFile(t, s.URL, testkit.Public(t, traceSmall), "")
 	waitRun(t, s.URL, ok.ID)
 	for _, p := range []string{
 		"/runs/" + c.ID + "/charts/breakdown.svg", "/runs/" + c.ID + "/charts/steps.png",
@@ -255,7 +256,7 @@ func TestFailedRunCharts(t *testing.T) {
 // Unknown ids get a 404 JSON answer whose message names the id.
 func TestUnknownIDs(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: t.TempDir()})
-	ok := uploadFile(t, s.URL, publicTrace(t, traceSmall), "")
+	ok := uploadFile(t, s.URL, testkit.Public(t, traceSmall), "")
 	waitRun(t, s.URL, ok.ID)
 	tests := []struct{ method, path string }{
 		{"GET", "/runs/nosuchrun"},
@@ -288,7 +289,7 @@ func TestLongNamesAndLabels(t *testing.T) {
 	for i := range many {
 		many[i] = fmt.Sprintf("k%d=v", i)
 	}
-	ctForm, form := multipartBody(t, long, "", publicTrace(t, traceSmall))
+	ctForm, form := multipartBody(t, long, "", testkit.Public(t, traceSmall))
 	tests := []struct {
 		name, query, ctype string
 		body               io.Reader
@@ -312,7 +313,7 @@ func TestLongNamesAndLabels(t *testing.T) {
 // Label filters are values, never SQL.
 func TestLabelFilterInjection(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: t.TempDir()})
-	uploadFile(t, s.URL, publicTrace(t, traceSmall), "&label=gpu=h100")
+	uploadFile(t, s.URL, testkit.Public(t, traceSmall), "&label=gpu=h100")
 	for _, label := range []string{
 		"gpu=h100' OR '1'='1", "gpu=x') OR 1=1 --", "gpu=h100; DROP TABLE runs; --", "x=1) UNION SELECT id FROM runs --",
 	} {
@@ -341,7 +342,7 @@ func TestCorruptDatabase(t *testing.T) {
 func TestMissingBlob(t *testing.T) {
 	data := t.TempDir()
 	s := startServer(t, api.Config{DataDir: data})
-	c := uploadFile(t, s.URL, publicTrace(t, traceSmall), "")
+	c := uploadFile(t, s.URL, testkit.Public(t, traceSmall), "")
 	run := waitRun(t, s.URL, c.ID)
 	s.stop()
 	sha := run.Files[0].SHA256
@@ -366,7 +367,7 @@ func TestMissingBlobQueued(t *testing.T) {
 	started := make(chan string, 1)
 	srv, err := api.OpenWithAnalysis(api.Config{DataDir: data, Logger: quietLog()}, blockingPipeline(started, nil, make(chan error, 1)).wrap)
 	must(t, err)
-	run, err := srv.Import(context.Background(), publicTrace(t, traceSmall), nil)
+	run, err := srv.Import(context.Background(), testkit.Public(t, traceSmall), nil)
 	must(t, err)
 	<-started
 	must(t, srv.Close())
@@ -412,7 +413,7 @@ func TestCloseDuringUpload(t *testing.T) {
 func TestDeleteDuringUpload(t *testing.T) {
 	data := t.TempDir()
 	s := startServer(t, api.Config{DataDir: data})
-	path := publicTrace(t, traceSmall)
+	path := testkit.Public(t, traceSmall)
 	old := uploadFile(t, s.URL, path, "")
 	waitRun(t, s.URL, old.ID)
 	conn := halfUpload(t, s, data)

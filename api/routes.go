@@ -46,9 +46,9 @@ func (s *Server) routes() error {
 	return nil
 }
 
-// WebRoute reports whether an echo route serves the web page rather than
+// webRoute reports whether an echo route serves the web page rather than
 // the API (it is then not in the OpenAPI document).
-func WebRoute(path string) bool {
+func webRoute(path string) bool {
 	return !strings.HasPrefix(path, "/api/") && path != "/healthz" && path != "/metrics"
 }
 

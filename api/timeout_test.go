@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"kinetoscope/api"
+	"kinetoscope/internal/testkit"
 )
 
 // An upload that stops sending is cut off after StallTimeout and leaves
@@ -31,7 +32,7 @@ func TestStalledUpload(t *testing.T) {
 	t.Logf("stalled upload cut off after %v: %.60q", time.Since(start).Round(time.Millisecond), answer)
 
 	// A slow but steady upload: 1.2s in 100ms drips, 4 stall periods.
-	trace, err := os.ReadFile(publicTrace(t, "tracelens-vllm-decode-full-graph.json.gz"))
+	trace, err := os.ReadFile(testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz"))
 	must(t, err)
 	pr2, pw2 := io.Pipe()
 	go func() {

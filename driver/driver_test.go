@@ -10,16 +10,9 @@ import (
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
 	"kinetoscope/ingest"
+	"kinetoscope/internal/testkit"
 	"kinetoscope/render"
-	"kinetoscope/sampletraces"
 )
-
-// publicTraces is the directory of real public traces; the test fails when
-// it is missing.
-func publicTraces(t *testing.T) string {
-	t.Helper()
-	return sampletraces.Must(t)(sampletraces.PublicDir())
-}
 
 // loaded is one path ingested and analysed; r is nil when the path holds
 // no trace with GPU events.
@@ -54,7 +47,7 @@ func load(t *testing.T, path string) (*ingest.Set, *analyze.Report) {
 // each SVG parses and names the headline bucket, and that the default
 // timeline holds exactly the kernels analyze put in that step.
 func TestPublicTraces(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join(publicTraces(t), "*.json.gz"))
+	paths, err := filepath.Glob(filepath.Join(testkit.PublicDir(t), "*.json.gz"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no public traces: %v", err)
 	}
@@ -89,7 +82,7 @@ func checkCharts(t *testing.T, set *ingest.Set, r *analyze.Report) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		texts := mustSVGText(t, svg)
+		texts := testkit.MustSVGText(t, svg)
 		if name != "timeline" && !strings.Contains(texts, head) {
 			t.Errorf("%s: no headline bucket %q in\n%s", name, head, texts)
 		}
@@ -98,7 +91,7 @@ func checkCharts(t *testing.T, set *ingest.Set, r *analyze.Report) {
 
 // TestPublicDiff draws the diff chart of the two HTA diff traces.
 func TestPublicDiff(t *testing.T) {
-	dir := publicTraces(t)
+	dir := testkit.PublicDir(t)
 	_, base := load(t, filepath.Join(dir, "hta-diff-control-a100.json.gz"))
 	_, head := load(t, filepath.Join(dir, "hta-diff-test-v100.json.gz"))
 	d, err := Compare(base, head, diff.Options{})
@@ -109,7 +102,7 @@ func TestPublicDiff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	texts := mustSVGText(t, svg)
+	texts := testkit.MustSVGText(t, svg)
 	top := d.Buckets[d.BucketOrder[0]]
 	if !strings.Contains(texts, top.Label) || !strings.Contains(texts, "hta-diff-test-v100.json.gz") {
 		t.Errorf("diff chart lacks %q or the head file:\n%s", top.Label, texts)
@@ -147,13 +140,3 @@ func checkStep(t *testing.T, r *analyze.Report, index int, ks []render.TimelineK
 
 // near says whether a and b agree within 0.01% (float sums in another order).
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-4*math.Max(math.Abs(b), 1) }
-
-// mustSVGText returns the text of an SVG chart, failing t when it is not XML.
-func mustSVGText(t *testing.T, svg []byte) string {
-	t.Helper()
-	text, err := render.SVGText(svg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return text
-}

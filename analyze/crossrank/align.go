@@ -142,7 +142,7 @@ type Straggler struct {
 
 // Align matches the collectives of traces (one per rank) across ranks and
 // splits their time into transfer and wait. classify picks the collectives;
-// nil means Classify.
+// nil means defaultClassify.
 func Align(traces []*ingest.Trace, classify Classifier, opt Options) (*Alignment, error) {
 	if len(traces) == 0 {
 		return nil, errors.New("crossrank: no traces")
@@ -153,7 +153,7 @@ func Align(traces []*ingest.Trace, classify Classifier, opt Options) (*Alignment
 		}
 	}
 	if classify == nil {
-		classify = Classify
+		classify = defaultClassify
 	}
 	opt = opt.withDefaults()
 	ranks, warn, err := rankNumbers(traces)

@@ -40,7 +40,7 @@ func BenchmarkAlign(b *testing.B) { benchAlign(b, 0) }
 func BenchmarkAlignEstimated(b *testing.B) { benchAlign(b, 1_000_020_000) }
 
 // BenchmarkClassifyBaseline is the baseline for BenchmarkAlign: one pass
-// over the same traces' GPU events calling Classify, the least any
+// over the same traces' GPU events calling defaultClassify, the least any
 // analysis of them pays.
 func BenchmarkClassifyBaseline(b *testing.B) {
 	traces := benchTraces(0)
@@ -49,7 +49,7 @@ func BenchmarkClassifyBaseline(b *testing.B) {
 		n := 0
 		for _, t := range traces {
 			for _, ev := range t.GPU.All() {
-				if _, ok := Classify(t, ev); ok {
+				if _, ok := defaultClassify(t, ev); ok {
 					n++
 				}
 			}

@@ -6,15 +6,9 @@ import (
 	"testing"
 
 	"kinetoscope/ingest"
+	"kinetoscope/internal/testkit"
 	"kinetoscope/sampletraces"
 )
-
-// publicTrace returns a public trace's path, failing the test when it is
-// missing.
-func publicTrace(t *testing.T, name string) string {
-	t.Helper()
-	return sampletraces.Must(t)(sampletraces.Public(name))
-}
 
 // rawTrace is a trace file read with encoding/json alone, independently of
 // ingest.
@@ -68,7 +62,7 @@ func readTraces(t *testing.T, paths ...string) []*ingest.Trace {
 // events were sampled: the SendRecv kernels carry no process group, so the
 // group is all 128 ranks and nothing may be paired.
 func TestPublicSampledPair(t *testing.T) {
-	paths := []string{publicTrace(t, "hta-sampled-rank-0.json.gz"), publicTrace(t, "hta-sampled-rank-1.json.gz")}
+	paths := []string{testkit.Public(t, "hta-sampled-rank-0.json.gz"), testkit.Public(t, "hta-sampled-rank-1.json.gz")}
 	a, err := Align(readTraces(t, paths...), nil, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +84,7 @@ func TestPublicSampledPair(t *testing.T) {
 // TestPublicSingleRank reads rank 0 of a two-rank run alone, with times
 // relative to baseTimeNanoseconds.
 func TestPublicSingleRank(t *testing.T) {
-	path := publicTrace(t, "hta-nccl-allreduce-broadcast-rank0.json.gz")
+	path := testkit.Public(t, "hta-nccl-allreduce-broadcast-rank0.json.gz")
 	a, err := Align(readTraces(t, path), nil, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +168,7 @@ func TestRealDamaged(t *testing.T) {
 func collectiveIndices(t *ingest.Trace) []int {
 	var out []int
 	for i, ev := range t.GPU.All() {
-		if _, ok := Classify(t, ev); ok {
+		if _, ok := defaultClassify(t, ev); ok {
 			out = append(out, i)
 		}
 	}
@@ -227,7 +221,7 @@ func TestRealOtherClock(t *testing.T) {
 // realPaths returns the two rank files of a real H200 run.
 func realPaths(t testing.TB, variant string) []string {
 	t.Helper()
-	dir := sampletraces.Must(t)(sampletraces.RealDir(variant))
+	dir := testkit.Real(t, variant)
 	paths, err := filepath.Glob(filepath.Join(dir, "*.pt.trace.json.gz"))
 	if err != nil || len(paths) != 2 {
 		t.Fatalf("%s: traces %v, %v", dir, paths, err)

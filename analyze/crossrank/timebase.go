@@ -19,23 +19,23 @@ func TimeBaseNS(t *ingest.Trace) int64 {
 	if t.GPU.Len() == 0 {
 		return 0
 	}
-	return TimeBaseFor(t.Meta.BaseTimeNS, t.GPU.At(0).Start)
+	return timeBaseFor(t.Meta.BaseTimeNS, t.GPU.At(0).Start)
 }
 
-// TimeBaseFor returns the base to add to a trace time ts (ns) given the
+// timeBaseFor returns the base to add to a trace time ts (ns) given the
 // trace's baseTimeNanoseconds: baseNS when ts is relative, else 0.
-func TimeBaseFor(baseNS, ts int64) int64 {
+func timeBaseFor(baseNS, ts int64) int64 {
 	if baseNS > 0 && ts < epochFloorNS {
 		return baseNS
 	}
 	return 0
 }
 
-// Classify is the default Classifier: NCCL and RCCL kernels, of the kind
+// defaultClassify is the default Classifier: NCCL and RCCL kernels, of the kind
 // named by their collective args when present, else by the kernel name.
 // Kinds are the analyze bucket ids: allreduce, allgather, reducescatter,
 // alltoall, broadcast, sendrecv and comm_other. It does not allocate.
-func Classify(t *ingest.Trace, ev *ingest.GPUEvent) (string, bool) {
+func defaultClassify(t *ingest.Trace, ev *ingest.GPUEvent) (string, bool) {
 	if ev.Kind != ingest.KindKernel {
 		return "", false
 	}
@@ -49,7 +49,7 @@ func Classify(t *ingest.Trace, ev *ingest.GPUEvent) (string, bool) {
 		return "", false
 	}
 	if ev.Coll >= 0 && int(ev.Coll) < len(t.Collectives) {
-		if k := KindOf(t.Name(t.Collectives[ev.Coll].Name)); k != "comm_other" {
+		if k := kindOf(t.Name(t.Collectives[ev.Coll].Name)); k != "comm_other" {
 			return k, true
 		}
 	}
@@ -67,7 +67,7 @@ func hasCCL(s string) bool {
 	return false
 }
 
-// nameWindow is how much of a name Classify and KindOf look at: the
+// nameWindow is how much of a name Classify and kindOf look at: the
 // collective is named near the start of NCCL kernel names.
 const nameWindow = 96
 
@@ -89,8 +89,8 @@ func fold(buf *[nameWindow]byte, s string) []byte {
 	return buf[:n]
 }
 
-// KindOf maps a collective or kernel name to a collective kind.
-func KindOf(name string) string {
+// kindOf maps a collective or kernel name to a collective kind.
+func kindOf(name string) string {
 	var buf [nameWindow]byte
 	return kindOfFolded(fold(&buf, name))
 }

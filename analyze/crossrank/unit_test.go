@@ -20,8 +20,8 @@ func TestTimeBaseFor(t *testing.T) {
 		{"relative times, no base", 0, 4_458_676_388_068_751, 0},
 	}
 	for _, tc := range tests {
-		if got := TimeBaseFor(tc.base, tc.ts); got != tc.want {
-			t.Errorf("%s: TimeBaseFor(%d, %d) = %d, want %d", tc.name, tc.base, tc.ts, got, tc.want)
+		if got := timeBaseFor(tc.base, tc.ts); got != tc.want {
+			t.Errorf("%s: timeBaseFor(%d, %d) = %d, want %d", tc.name, tc.base, tc.ts, got, tc.want)
 		}
 	}
 }
@@ -37,8 +37,8 @@ func TestKindOf(t *testing.T) {
 		"ncclDevKernel_Generic":           "comm_other",
 	}
 	for name, want := range tests {
-		if got := KindOf(name); got != want {
-			t.Errorf("KindOf(%q) = %q, want %q", name, got, want)
+		if got := kindOf(name); got != want {
+			t.Errorf("kindOf(%q) = %q, want %q", name, got, want)
 		}
 	}
 }
@@ -60,9 +60,9 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tc := range tests {
 		ev := &ingest.GPUEvent{Name: tr.Strings.Intern(tc.name), Kind: tc.kind, Coll: tc.coll}
-		got, ok := Classify(tr, ev)
+		got, ok := defaultClassify(tr, ev)
 		if got != tc.want || ok != (tc.want != "") {
-			t.Errorf("Classify(%q, %v) = %q, %v; want %q", tc.name, tc.kind, got, ok, tc.want)
+			t.Errorf("classify(%q, %v) = %q, %v; want %q", tc.name, tc.kind, got, ok, tc.want)
 		}
 	}
 }

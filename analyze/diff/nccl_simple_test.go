@@ -10,6 +10,7 @@ import (
 
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
+	"kinetoscope/internal/testkit"
 	"kinetoscope/render"
 	"kinetoscope/sampletraces"
 )
@@ -186,7 +187,7 @@ func sameSign(a, b float64) bool {
 // TestCompareRealNCCLSimple diffs the real eager run against the same run
 // with NCCL_PROTO=Simple and checks the diff against the traces read here.
 func TestCompareRealNCCLSimple(t *testing.T) {
-	eager, simple := realRun(t, "eager"), realRun(t, "nccl_simple")
+	eager, simple := testkit.Real(t, "eager"), testkit.Real(t, "nccl_simple")
 	d, err := diff.Compare(analysePath(t, eager), analysePath(t, simple), diff.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -13,15 +13,9 @@ import (
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
 	"kinetoscope/ingest"
+	"kinetoscope/internal/testkit"
 	"kinetoscope/sampletraces"
 )
-
-// publicTrace returns a public trace's path, failing the test when it is
-// missing.
-func publicTrace(t testing.TB, name string) string {
-	t.Helper()
-	return sampletraces.Must(t)(sampletraces.Public(name))
-}
 
 // analysePath ingests and analyses a trace path, listing every kernel.
 func analysePath(t testing.TB, path string) *analyze.Report {
@@ -150,7 +144,7 @@ func TestComparePublicPairs(t *testing.T) {
 	}
 	for _, p := range pairs {
 		t.Run(p.base, func(t *testing.T) {
-			bp, hp := publicTrace(t, p.base), publicTrace(t, p.head)
+			bp, hp := testkit.Public(t, p.base), testkit.Public(t, p.head)
 			base, head := analysePath(t, bp), analysePath(t, hp)
 			d, err := diff.Compare(base, head, diff.Options{})
 			if err != nil {
@@ -222,7 +216,7 @@ func TestCompareRanksPublic(t *testing.T) {
 	dir := t.TempDir()
 	for i, name := range []string{"hta-sampled-rank-0.json.gz", "hta-sampled-rank-1.json.gz"} {
 		link := filepath.Join(dir, fmt.Sprintf("rank%d.json.gz", i))
-		if err := os.Symlink(publicTrace(t, name), link); err != nil {
+		if err := os.Symlink(testkit.Public(t, name), link); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -8,14 +8,9 @@ import (
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
 	"kinetoscope/ingest"
+	"kinetoscope/internal/testkit"
 	"kinetoscope/sampletraces"
 )
-
-// realRun is the path of one of the project's real runs.
-func realRun(t testing.TB, name string) string {
-	t.Helper()
-	return sampletraces.Must(t)(sampletraces.RealDir(name))
-}
 
 // kernelNames reads every trace of a run directory with encoding/json and
 // returns the names of its GPU events.
@@ -68,7 +63,7 @@ func truthDecodeWallMS(t *testing.T, dir string) float64 {
 }
 
 func TestCompareRealEagerCUDAGraph(t *testing.T) {
-	eager, graph := realRun(t, "eager"), realRun(t, "cudagraph")
+	eager, graph := testkit.Real(t, "eager"), testkit.Real(t, "cudagraph")
 	base, head := analysePath(t, eager), analysePath(t, graph)
 	d, err := diff.Compare(base, head, diff.Options{})
 	if err != nil {
@@ -142,7 +137,7 @@ func sameKeys(a, b map[string]bool) bool {
 // BenchmarkCompareReal measures Compare on the real eager and CUDA-graph
 // runs against the baseline of analysing one of them.
 func BenchmarkCompareReal(b *testing.B) {
-	eager, graph := realRun(b, "eager"), realRun(b, "cudagraph")
+	eager, graph := testkit.Real(b, "eager"), testkit.Real(b, "cudagraph")
 	set, err := ingest.Open(eager, ingest.Options{})
 	if err != nil {
 		b.Fatal(err)

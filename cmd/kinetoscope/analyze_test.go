@@ -3,20 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"kinetoscope/internal/testkit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"kinetoscope/sampletraces"
 )
-
-// publicTracePath returns a public trace's path, failing the test when it
-// is missing.
-func publicTracePath(t *testing.T, name string) string {
-	t.Helper()
-	return sampletraces.Must(t)(sampletraces.Public(name))
-}
 
 func runCmd(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
@@ -25,7 +17,7 @@ func runCmd(args ...string) (int, string, string) {
 }
 
 func TestRunAnalyzeFormats(t *testing.T) {
-	path := publicTracePath(t, "tracelens-vllm-decode-full-graph.json.gz")
+	path := testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz")
 	code, out, errs := runCmd("analyze", path, "--format", "json")
 	if code != 0 {
 		t.Fatalf("json: exit %d: %s", code, errs)
@@ -65,7 +57,7 @@ func TestRunAnalyzeFormats(t *testing.T) {
 }
 
 func TestRunAnalyzeOptions(t *testing.T) {
-	path := publicTracePath(t, "tracelens-vllm-decode-full-graph.json.gz")
+	path := testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz")
 	rules := filepath.Join(t.TempDir(), "rules.yaml")
 	if err := os.WriteFile(rules, []byte("rules:\n  - {bucket: other, pattern: \"^_matmul_ogs\"}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -81,7 +73,7 @@ func TestRunAnalyzeOptions(t *testing.T) {
 }
 
 func TestRunAnalyzeErrors(t *testing.T) {
-	path := publicTracePath(t, "tracelens-vllm-decode-full-graph.json.gz")
+	path := testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz")
 	tests := []struct {
 		args []string
 		want string
@@ -93,7 +85,7 @@ func TestRunAnalyzeErrors(t *testing.T) {
 		{[]string{"analyze", path, "--rules", "/nonexistent/rules.yaml"}, "rules.yaml"},
 		{[]string{"analyze", path, "--step-regex", "("}, "step regex"},
 		{[]string{"analyze", "/nonexistent/trace.json"}, "trace.json"},
-		{[]string{"analyze", publicTracePath(t, "hta-rank-non-gpu.json.gz")}, "no trace with GPU events"},
+		{[]string{"analyze", testkit.Public(t, "hta-rank-non-gpu.json.gz")}, "no trace with GPU events"},
 	}
 	for _, tt := range tests {
 		code, _, errs := runCmd(tt.args...)

@@ -2,13 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"kinetoscope/internal/testkit"
 	"os/exec"
 	"strings"
 	"testing"
 )
 
 func TestBenchJSON(t *testing.T) {
-	path := publicTracePath(t, "tracelens-vllm-prefilldecode-piecewise.json.gz")
+	path := testkit.Public(t, "tracelens-vllm-prefilldecode-piecewise.json.gz")
 	_, pyErr := exec.LookPath("python3")
 	args := []string{"bench", path, "--runs", "2", "--json"}
 	code, out, errs := runCmd(args...)
@@ -42,7 +43,7 @@ func TestBenchJSON(t *testing.T) {
 }
 
 func TestBenchText(t *testing.T) {
-	path := publicTracePath(t, "tracelens-vllm-decode-full-graph.json.gz")
+	path := testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz")
 	code, out, errs := runCmd("bench", "--runs", "1", "--no-python", path)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)

@@ -3,16 +3,15 @@ package main
 import (
 	"bytes"
 	"image/png"
+	"kinetoscope/internal/testkit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"kinetoscope/render"
 )
 
 func TestRunChartKinds(t *testing.T) {
-	trace := publicTracePath(t, "tracelens-sglang-qwen3-8b-decode.json.gz")
+	trace := testkit.Public(t, "tracelens-sglang-qwen3-8b-decode.json.gz")
 	dir := t.TempDir()
 	base := writeDiffReport(t, dir, "base", 12, 20000, 11000)
 	head := writeDiffReport(t, dir, "head", 12, 12000, 3000)
@@ -47,7 +46,7 @@ func TestRunChartKinds(t *testing.T) {
 				}
 				return
 			}
-			if !strings.Contains(mustSVGText(t, img), tc.want) {
+			if !strings.Contains(testkit.MustSVGText(t, img), tc.want) {
 				t.Errorf("SVG lacks %q", tc.want)
 			}
 		})
@@ -55,7 +54,7 @@ func TestRunChartKinds(t *testing.T) {
 }
 
 func TestRunChartErrors(t *testing.T) {
-	trace := publicTracePath(t, "tracelens-sglang-qwen3-8b-decode.json.gz")
+	trace := testkit.Public(t, "tracelens-sglang-qwen3-8b-decode.json.gz")
 	tests := []struct {
 		args []string
 		want string
@@ -65,7 +64,7 @@ func TestRunChartErrors(t *testing.T) {
 		{[]string{"chart", trace, "--kind", "diff"}, "wants 2 path(s), got 1"},
 		{[]string{"chart", trace, "-o", "x.gif"}, `-o x.gif: unknown chart format ".gif"`},
 		{[]string{"chart", trace, "--step", "-3"}, "non-negative"},
-		{[]string{"chart", trace, "--kind", "steps", "--rank", "9"}, "no trace of rank 9"},
+		{[]string{"chart", trace, "--kind", "steps", "--rank", "9"}, "no rank 9 (ranks: [0])"},
 		{[]string{"chart", trace, "--kind", "timeline", "--step", "99999"}, "no step 99999"},
 		{[]string{"chart", "/nonexistent/trace.json"}, "/nonexistent/trace.json"},
 	}
@@ -75,14 +74,4 @@ func TestRunChartErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want it to say %q", tc.args, code, errs, tc.want)
 		}
 	}
-}
-
-// mustSVGText returns the text of an SVG chart, failing t when it is not XML.
-func mustSVGText(t *testing.T, svg []byte) string {
-	t.Helper()
-	text, err := render.SVGText(svg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return text
 }

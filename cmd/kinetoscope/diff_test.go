@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"kinetoscope/analyze"
+	"kinetoscope/internal/testkit"
 )
 
 // writeDiffReport writes a one-rank report with n decode steps of the given
@@ -122,8 +123,8 @@ func TestRunDiffErrors(t *testing.T) {
 func TestRunDiffTraces(t *testing.T) {
 	// The same model on an H100 and an MI300: the MI300 run's attention
 	// kernel (attn_fwd) and hipBLASLt GEMMs (Cijk_...) exist in it only.
-	base := publicTracePath(t, "tracelens-h100-qwen1.5-0.5b.json.gz")
-	head := publicTracePath(t, "tracelens-mi300-qwen1.5-0.5b.json.gz")
+	base := testkit.Public(t, "tracelens-h100-qwen1.5-0.5b.json.gz")
+	head := testkit.Public(t, "tracelens-mi300-qwen1.5-0.5b.json.gz")
 	code, out, errs := runCmd("diff", base, head, "--format", "json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)

@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"kinetoscope/ingest"
+	"kinetoscope/internal/testkit"
 )
 
 func TestInspectJSON(t *testing.T) {
 	names := []string{"hta-sampled-rank-0.json.gz", "tracelens-vllm-decode-full-graph.json.gz", "hta-rank-non-gpu.json.gz"}
 	args := []string{"inspect", "--json"}
 	for _, n := range names {
-		args = append(args, publicTracePath(t, n))
+		args = append(args, testkit.Public(t, n))
 	}
 	var out, errb bytes.Buffer
 	if code := run(args, &out, &errb); code != 0 {
@@ -44,7 +45,7 @@ func TestInspectJSON(t *testing.T) {
 		var got inspectFile
 		raw, _ := json.Marshal(f)
 		json.Unmarshal(raw, &got)
-		tr, err := ingest.ReadFile(publicTracePath(t, names[i]), ingest.Options{})
+		tr, err := ingest.ReadFile(testkit.Public(t, names[i]), ingest.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +76,7 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 func TestInspectText(t *testing.T) {
-	code, out, errs := runCmd("inspect", publicTracePath(t, "tracelens-mi300-resnet-rccl.json.gz"), "--quiet")
+	code, out, errs := runCmd("inspect", testkit.Public(t, "tracelens-mi300-resnet-rccl.json.gz"), "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"kinetoscope/internal/testkit"
 	"kinetoscope/sampletraces"
 )
 
@@ -33,9 +34,9 @@ type outputCase struct {
 func outputCases(t *testing.T) []outputCase {
 	var runs []string
 	for _, v := range append(sampletraces.RealVariants(), sampletraces.RealStyles()...) {
-		runs = append(runs, sampletraces.Must(t)(sampletraces.RealDir(v)))
+		runs = append(runs, testkit.Real(t, v))
 	}
-	pub := sampletraces.Must(t)(sampletraces.PublicDir())
+	pub := testkit.PublicDir(t)
 	files, err := filepath.Glob(filepath.Join(pub, "*.json.gz"))
 	if err != nil {
 		t.Fatal(err)

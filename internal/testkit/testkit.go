@@ -1,0 +1,41 @@
+// Package testkit holds the helpers that tests of several packages share:
+// where the sample traces are, and what an SVG chart says. Tests fail,
+// never skip, when a sample is missing.
+package testkit
+
+import (
+	"testing"
+
+	"kinetoscope/sampletraces"
+)
+
+// Public returns the path of one public trace, e.g.
+// "hta-nccl-allreduce-broadcast-rank0.json.gz".
+func Public(tb testing.TB, name string) string {
+	tb.Helper()
+	return sampletraces.Must(tb)(sampletraces.Public(name))
+}
+
+// PublicDir returns the directory of the public traces.
+func PublicDir(tb testing.TB) string {
+	tb.Helper()
+	return sampletraces.Must(tb)(sampletraces.PublicDir())
+}
+
+// Real returns sampletraces/real/NAME, one real run (a variant or a
+// style) with its truth.json.
+func Real(tb testing.TB, name string) string {
+	tb.Helper()
+	return sampletraces.Must(tb)(sampletraces.RealDir(name))
+}
+
+// MustSVGText returns the text of an SVG chart (SVGText), failing tb when
+// it is not XML.
+func MustSVGText(tb testing.TB, svg []byte) string {
+	tb.Helper()
+	text, err := SVGText(svg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return text
+}
