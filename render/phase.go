@@ -88,6 +88,18 @@ func groupRank(g analyze.Group) int {
 	return 3
 }
 
+// BucketOrder returns the phase's buckets with time in the order every
+// table and chart lists them: grouped (communication first) and by time
+// descending within a group, ties by id.
+func BucketOrder(buckets []analyze.Bucket, p analyze.Phase) []analyze.Bucket {
+	rows := sortedBuckets(buckets, p)
+	out := make([]analyze.Bucket, len(rows))
+	for i, r := range rows {
+		out[i] = r.Bucket
+	}
+	return out
+}
+
 // sortedBuckets returns the phase's buckets with time, grouped
 // (communication first) and by time descending within a group.
 func sortedBuckets(buckets []analyze.Bucket, p analyze.Phase) []bucketRow {

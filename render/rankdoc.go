@@ -128,11 +128,7 @@ func commBlock(r *analyze.Report, pv phaseView) block {
 
 // kernelBlocks lists the top kernels and the unclassified ones.
 func kernelBlocks(buckets []analyze.Bucket, rk *analyze.Rank, pv phaseView) []block {
-	var top []analyze.KernelStat
-	for _, ks := range rk.TopKernels {
-		top = append(top, ks...)
-	}
-	sortKernels(top)
+	top := RankKernels(rk)
 	scope := pv.Name + " steps"
 	if pv.Name != "decode" {
 		scope = "all steps"
@@ -153,6 +149,18 @@ func kernelBlocks(buckets []analyze.Bucket, rk *analyze.Rank, pv phaseView) []bl
 }
 
 // sortKernels orders kernels by total time, descending, then by name.
+// RankKernels returns every kernel the rank's report lists (the steps
+// Rank.TopKernels covers), longest total time first, ties by name: the
+// order every kernel table uses.
+func RankKernels(rk *analyze.Rank) []analyze.KernelStat {
+	var all []analyze.KernelStat
+	for _, ks := range rk.TopKernels {
+		all = append(all, ks...)
+	}
+	sortKernels(all)
+	return all
+}
+
 func sortKernels(ks []analyze.KernelStat) {
 	sort.Slice(ks, func(i, j int) bool {
 		if ks[i].US != ks[j].US {

@@ -1,10 +1,7 @@
 package web
 
 import (
-	"cmp"
-	"slices"
 	"strconv"
-	"strings"
 
 	"kinetoscope/analyze"
 	"kinetoscope/render"
@@ -74,25 +71,13 @@ func phaseOf(rk *analyze.Rank) (string, analyze.Phase) {
 	return name, ph
 }
 
-// phaseBuckets returns a phase's buckets in the breakdown chart's order
-// (by group, then by time within the group), without empty ones, and
-// their total.
+// phaseBuckets returns a phase's buckets in render's order (by group,
+// then by time within the group), without empty ones, and their total.
 func phaseBuckets(r *analyze.Report, ph analyze.Phase) ([]bucketRow, bucketRow) {
 	var rows []bucketRow
-	group := map[analyze.Group]int{}
-	for _, b := range reportBuckets(r) {
-		if _, ok := group[b.Group]; !ok {
-			group[b.Group] = len(group)
-		}
-		s, ok := ph.Buckets[b.ID]
-		if !ok || (s.US == 0 && s.Count == 0) {
-			continue
-		}
-		rows = append(rows, bucketRow{Label: b.Label, Group: b.Group, BucketShare: s})
+	for _, b := range render.BucketOrder(reportBuckets(r), ph) {
+		rows = append(rows, bucketRow{Label: b.Label, Group: b.Group, BucketShare: ph.Buckets[b.ID]})
 	}
-	slices.SortStableFunc(rows, func(a, b bucketRow) int {
-		return cmp.Or(cmp.Compare(group[a.Group], group[b.Group]), cmp.Compare(b.USPerStep, a.USPerStep))
-	})
 	total := bucketRow{Label: "total"}
 	for _, b := range rows {
 		total.US += b.US
@@ -138,14 +123,8 @@ func newKernelsView(rk *analyze.Rank, n int) *kernelsView {
 		all := analyze.Aggregate(rk.Steps, (*analyze.Step).HasWork)
 		v.Phase, v.Steps, kernelUS = "all steps", all.Steps, all.KernelUS
 	}
-	var all []analyze.KernelStat
-	for _, ks := range rk.TopKernels {
-		all = append(all, ks...)
-	}
+	all := render.RankKernels(rk)
 	v.Of = len(all)
-	slices.SortFunc(all, func(a, b analyze.KernelStat) int {
-		return cmp.Or(cmp.Compare(b.US, a.US), strings.Compare(a.Name, b.Name))
-	})
 	steps := float64(max(v.Steps, 1))
 	for _, k := range all[:min(n, len(all))] {
 		v.Rows = append(v.Rows, kernelStatRow{KernelStat: k, CallsPerStep: float64(k.Count) / steps,
