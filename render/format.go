@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -86,4 +87,66 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return strings.TrimSpace(string(r[:n-1])) + "…"
+}
+
+// The formats below are the web page's (api/web's templates); the text
+// and Markdown reports use the ones above.
+
+// MSText prints microseconds as milliseconds, or microseconds when small.
+func MSText(us float64) string {
+	if math.Abs(us) < 1000 {
+		return strconv.FormatFloat(us, 'f', 1, 64) + " µs"
+	}
+	return strconv.FormatFloat(us/1000, 'f', 2, 64) + " ms"
+}
+
+// MSValue prints microseconds as milliseconds without a unit, for table
+// columns whose header names it: three decimals, four below 10 µs so that
+// a few microseconds do not print as 0.000.
+func MSValue(us float64) string {
+	prec := 3
+	if us != 0 && math.Abs(us) < 10 {
+		prec = 4
+	}
+	text := strconv.FormatFloat(us/1000, 'f', prec, 64)
+	if strings.Trim(text, "-0.") == "" {
+		return strings.TrimPrefix(text, "-") // no "-0.0000"
+	}
+	return text
+}
+
+// USValue prints microseconds with one decimal and no unit.
+func USValue(us float64) string { return strconv.FormatFloat(us, 'f', 1, 64) }
+
+// SignedMS prints a change in microseconds with its sign.
+func SignedMS(us float64) string { return Signed(us, MSText(us)) }
+
+// Signed puts a plus sign before text when v is not negative.
+func Signed(v float64, text string) string {
+	if v >= 0 && !strings.HasPrefix(text, "-") {
+		return "+" + text
+	}
+	return text
+}
+
+// NumText prints a count: whole numbers without decimals, else one.
+func NumText(v float64) string {
+	if v == math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+// ByteSize prints a size in B, KiB, MiB, ...
+func ByteSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

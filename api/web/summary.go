@@ -9,6 +9,7 @@ import (
 
 	"kinetoscope/analyze"
 	"kinetoscope/api/store"
+	"kinetoscope/render"
 )
 
 // maxSummaries bounds the summaries kept; past it the cache starts over.
@@ -87,7 +88,7 @@ func summarize(r *analyze.Report) *runSummary {
 		if h.Phase == "all" || h.Phase == "" {
 			phase = ""
 		}
-		sum.Finding = fmt.Sprintf("%s %.1f%% of %skernel time, %s/step", h.Label, h.ShareOfKernel, phase, msText(h.USPerStep))
+		sum.Finding = fmt.Sprintf("%s %.1f%% of %skernel time, %s/step", h.Label, h.ShareOfKernel, phase, render.MSText(h.USPerStep))
 		if c := h.Comm; c != nil {
 			sum.Finding += fmt.Sprintf("; across ranks: transfer %.1f%% of kernel time net of wait, wait %.1f%% of kernel time", c.TransferShareNetOfWait, c.WaitShare)
 		}

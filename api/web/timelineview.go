@@ -76,7 +76,7 @@ func newTimelineView(r *analyze.Report, rk *analyze.Rank, phase, stepQuery strin
 		for i := range rk.Steps {
 			s := &rk.Steps[i]
 			v.Options = append(v.Options, stepOption{Index: s.Index, Selected: s.Index == st.Index,
-				Label: fmt.Sprintf("step %d · %s · span %s · %d kernels", s.Index, s.Phase, msText(s.SpanUS), s.Kernels)})
+				Label: fmt.Sprintf("step %d · %s · span %s · %d kernels", s.Index, s.Phase, render.MSText(s.SpanUS), s.Kernels)})
 		}
 	}
 	return v

@@ -7,6 +7,7 @@ import (
 
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
+	"kinetoscope/render"
 )
 
 func TestValueFormats(t *testing.T) {
@@ -15,12 +16,12 @@ func TestValueFormats(t *testing.T) {
 		got  string
 		want string
 	}{
-		{"ms of a large time", msValue(2547.88), "2.548"},
-		{"ms of a few µs keeps them", msValue(4.04), "0.0040"},
-		{"ms of zero", msValue(0), "0.000"},
-		{"ms of a rounded-away negative", msValue(-0.03), "0.0000"},
-		{"signed ms", signedMS(-2238.8), "-2.24 ms"},
-		{"signed µs", signedMS(5.1), "+5.1 µs"},
+		{"ms of a large time", render.MSValue(2547.88), "2.548"},
+		{"ms of a few µs keeps them", render.MSValue(4.04), "0.0040"},
+		{"ms of zero", render.MSValue(0), "0.000"},
+		{"ms of a rounded-away negative", render.MSValue(-0.03), "0.0000"},
+		{"signed ms", render.SignedMS(-2238.8), "-2.24 ms"},
+		{"signed µs", render.SignedMS(5.1), "+5.1 µs"},
 		{"ci in ms", ciText(diff.Test{Verdict: "significant", CILowUS: -2343, CIHighUS: -2123}), "[-2.343, -2.123]"},
 		{"ci untested", ciText(diff.Test{Verdict: "not enough steps"}), ""},
 		{"step of all steps", phaseStep("all"), "step"},
