@@ -46,6 +46,19 @@ func outputCases(t *testing.T) []outputCase {
 			runs = append(runs, f)
 		}
 	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range runs { // relative, so that the outputs name the same paths in any clone
+		if runs[i], err = filepath.Rel(wd, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pub, err = filepath.Rel(wd, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var cs []outputCase
 	for _, p := range runs {
 		id := filepath.Base(p)
