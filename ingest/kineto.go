@@ -1,6 +1,9 @@
 package ingest
 
-import "encoding/binary"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // Fast paths for events laid out the way Kineto's writer lays them out:
 // "ph" and "cat" first, then "name", "pid", "tid", "ts", "dur" and "args".
@@ -41,6 +44,51 @@ func (s *scanner) kinetoPrefix(i int, ev *rawEvent) (next int, done bool, err er
 	}
 	ev.ph, ev.cat = phaseX, b[j:q]
 	ev.class = classify(ev.cat)
+	if ev.class == catPython {
+		return s.pythonName(q+1, ev)
+	}
+	if ev.droppable() {
+		ev.dropped = true
+		next, err = s.skipRest(q + 1)
+		return next, true, err
+	}
+	return s.after(q+1, "an event")
+}
+
+// The ways the name member follows the category, up to the name's first
+// byte: by Kineto's writer and as compact JSON.
+const (
+	kinetoNameSep  = `, "name": "`
+	compactNameSep = `,"name":"`
+)
+
+// pythonName reads the name of a python_function event at i, right after
+// its category, when it comes next the way Kineto's writer or compact JSON
+// writes it, and drops the event unless stepMarkFunction keeps it: most
+// events of a with_stack trace are python_function events, and their names
+// are found with one bytes.IndexByte. Otherwise it returns the position of
+// the next member, as kinetoPrefix does.
+func (s *scanner) pythonName(i int, ev *rawEvent) (next int, done bool, err error) {
+	b := s.buf
+	var j int
+	switch {
+	case len(b)-i > len(kinetoNameSep) && string(b[i:i+len(kinetoNameSep)]) == kinetoNameSep:
+		j = i + len(kinetoNameSep)
+	case len(b)-i > len(compactNameSep) && string(b[i:i+len(compactNameSep)]) == compactNameSep:
+		j = i + len(compactNameSep)
+	default:
+		return s.after(i, "an event")
+	}
+	q := bytes.IndexByte(b[j:], '"') + j
+	if q < j {
+		return 0, false, errShort
+	}
+	if b[q-1] == '\\' { // an escaped quote: read the string properly
+		if q = closingQuote(b, j); q < 0 {
+			return 0, false, errShort
+		}
+	}
+	ev.name = b[j:q]
 	if ev.droppable() {
 		ev.dropped = true
 		next, err = s.skipRest(q + 1)
