@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -251,6 +252,68 @@ func TestWhitespace(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s, %s:\n%s\ngot  %+v\nwant %+v", ev, name, text, got, want)
 			}
+		}
+	}
+}
+
+// TestReadFilesAtOnce checks that reading a directory's files several at a
+// time gives what reading them one after another gives, in the same order:
+// the public traces, a JSON file that is not a trace, and a broken one.
+func TestReadFilesAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range publicTraces(t) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(p)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, text := range map[string]string{"config.json": `{"a": 1}`, "broken.json": `{"traceEvents": [{"ph": `} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sets []*Set
+	for _, workers := range []int{1, 4} {
+		var found []dirEntry
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			found = append(found, dirEntry{path: filepath.Join(dir, e.Name()), read: true})
+		}
+		c := &collector{set: &Set{Path: dir}, many: true}
+		c.readFiles(found, workers)
+		for _, e := range found {
+			c.put(e.path, e.trace, e.err)
+		}
+		c.finish()
+		sets = append(sets, c.set)
+	}
+	a, b := sets[0], sets[1]
+	if len(a.Traces) < 3 || len(a.SetAside) == 0 || len(a.Errors) == 0 {
+		t.Fatalf("%d traces, %d set aside, %d errors: the directory lacks a case", len(a.Traces), len(a.SetAside), len(a.Errors))
+	}
+	if len(a.Traces) != len(b.Traces) || len(a.SetAside) != len(b.SetAside) || len(a.Errors) != len(b.Errors) {
+		t.Fatalf("one at a time: %d/%d/%d; four at a time: %d/%d/%d", len(a.Traces), len(a.SetAside), len(a.Errors),
+			len(b.Traces), len(b.SetAside), len(b.Errors))
+	}
+	for i := range a.Traces {
+		if a.Traces[i].Path != b.Traces[i].Path || !reflect.DeepEqual(modelOf(a.Traces[i]), modelOf(b.Traces[i])) {
+			t.Errorf("trace %d: %s one at a time, %s four at a time, or their models differ", i, a.Traces[i].Path, b.Traces[i].Path)
+		}
+	}
+	for i := range a.SetAside {
+		if a.SetAside[i].Path != b.SetAside[i].Path || a.SetAside[i].Reason != b.SetAside[i].Reason {
+			t.Errorf("set aside %d: %+v vs %+v", i, a.SetAside[i], b.SetAside[i])
+		}
+	}
+	for i := range a.Errors {
+		if a.Errors[i].Error() != b.Errors[i].Error() {
+			t.Errorf("error %d: %v vs %v", i, a.Errors[i], b.Errors[i])
 		}
 	}
 }
