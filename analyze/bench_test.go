@@ -131,3 +131,25 @@ func BenchmarkAnalyzeVsIngest(b *testing.B) {
 		b.ReportMetric(float64(set.Traces[0].GPU.Len()), "kernels")
 	})
 }
+
+// BenchmarkAnalyzeFile measures analysis alone of the trace file or
+// directory in $KINETOSCOPE_BENCH_TRACE (a real-shaped large trace:
+// kinetoscope bench --repeat builds one), or of the bundled real eager run:
+// compare it with ingest's figure for the same file.
+func BenchmarkAnalyzeFile(b *testing.B) {
+	path := os.Getenv("KINETOSCOPE_BENCH_TRACE")
+	if path == "" {
+		path = filepath.Join("..", "sampletraces", "real", "eager")
+	}
+	set, err := ingest.Open(path, ingest.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c0 := cpuTime()
+	for b.Loop() {
+		if _, err := Analyze(set, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+}

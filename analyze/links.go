@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -8,12 +10,21 @@ import (
 )
 
 // launchIndex finds the CPU launch of a GPU event by correlation id: a dense
-// table when the ids are compact (the usual case), else a map.
+// table when the ids are compact (the usual case), else the ids sorted,
+// searched from where the last search ended (GPU events mostly come in the
+// order of their launches) and by binary search otherwise. It is not safe
+// for concurrent use: a search moves that hint.
 type launchIndex struct {
-	base   int64
-	dense  []int32
-	sparse map[int64]int32
+	base  int64
+	dense []int32
+	ids   []int64 // sorted, distinct, when not dense
+	idx   []int32 // launch of ids[i]
+	hint  int     // position after the last id found
 }
+
+// denseSlack bounds the table of a dense index: ids spread over more than
+// denseSlack slots per launch (and a thousand more) are sorted instead.
+const denseSlack = 4
 
 func newLaunchIndex(t *ingest.Trace) launchIndex {
 	n := t.Launches.Len()
@@ -26,33 +37,55 @@ func newLaunchIndex(t *ingest.Trace) launchIndex {
 	if hi == 0 {
 		return launchIndex{}
 	}
-	var x launchIndex
-	if span := hi - lo + 1; span <= int64(4*n+1024) {
-		x.base, x.dense = lo, make([]int32, span)
-		for i := range x.dense {
-			x.dense[i] = -1
-		}
-	} else {
-		x.sparse = make(map[int64]int32, n)
+	if span := hi - lo + 1; span > int64(denseSlack*n+1024) {
+		return sortedLaunchIndex(t)
+	}
+	x := launchIndex{base: lo, dense: make([]int32, hi-lo+1)}
+	for i := range x.dense {
+		x.dense[i] = -1
 	}
 	for i, l := range t.Launches.All() {
 		if l.Correlation <= 0 {
 			continue
 		}
 		if j := x.find(l.Correlation); j < 0 || preferLaunch(l, t.Launches.At(int(j))) {
-			x.set(l.Correlation, int32(i))
+			x.dense[l.Correlation-x.base] = int32(i)
 		}
 	}
 	return x
 }
 
-// set makes c find launch i.
-func (x *launchIndex) set(c int64, i int32) {
-	if x.dense != nil {
-		x.dense[c-x.base] = i
-	} else {
-		x.sparse[c] = i
+// corrLaunch is a launch's correlation id and index.
+type corrLaunch struct {
+	c int64
+	i int32
+}
+
+// sortedLaunchIndex returns the index of t's launches sorted by
+// correlation id. Of the launches with one id, it keeps the one
+// preferLaunch picks, as the dense table does.
+func sortedLaunchIndex(t *ingest.Trace) launchIndex {
+	ls := make([]corrLaunch, 0, t.Launches.Len())
+	for i, l := range t.Launches.All() {
+		if l.Correlation > 0 {
+			ls = append(ls, corrLaunch{l.Correlation, int32(i)})
+		}
 	}
+	byID := func(a, b corrLaunch) int { return cmp.Compare(a.c, b.c) }
+	if !slices.IsSortedFunc(ls, byID) { // launches mostly come in id order
+		slices.SortStableFunc(ls, byID)
+	}
+	x := launchIndex{ids: make([]int64, 0, len(ls)), idx: make([]int32, 0, len(ls))}
+	for _, l := range ls {
+		last := len(x.ids) - 1
+		switch {
+		case last < 0 || x.ids[last] != l.c:
+			x.ids, x.idx = append(x.ids, l.c), append(x.idx, l.i)
+		case preferLaunch(t.Launches.At(int(l.i)), t.Launches.At(int(x.idx[last]))):
+			x.idx[last] = l.i
+		}
+	}
+	return x
 }
 
 // preferLaunch says whether a should replace b for the same correlation:
@@ -74,10 +107,24 @@ func (x *launchIndex) find(c int64) int32 {
 		}
 		return x.dense[j]
 	}
-	if j, ok := x.sparse[c]; ok {
-		return j
+	return x.findSorted(c)
+}
+
+// findSorted finds c among the sorted ids: first in the few after the last
+// one found, then by binary search.
+func (x *launchIndex) findSorted(c int64) int32 {
+	for j := x.hint; j < min(x.hint+4, len(x.ids)) && x.ids[j] <= c; j++ {
+		if x.ids[j] == c {
+			x.hint = j + 1
+			return x.idx[j]
+		}
 	}
-	return -1
+	j, ok := slices.BinarySearch(x.ids, c)
+	if !ok {
+		return -1
+	}
+	x.hint = j + 1
+	return x.idx[j]
 }
 
 // links resolves the collective name of communication kernels from the

@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"kinetoscope/ingest"
@@ -23,4 +25,55 @@ func TestLaunchIndex(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestLaunchIndexSorted checks the sorted index (ids spread too wide for a
+// dense table) against a map of the same launches, for ids found in
+// launch order, in reverse and at random, duplicates and misses included.
+func TestLaunchIndexSorted(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	b := newTraceBuilder()
+	want := map[int64]int32{}
+	var ids []int64
+	for i := range 20000 {
+		c := int64(r.IntN(1000)) + int64(i/100)*1_000_000 // clusters far apart, out of order inside
+		if i%97 == 0 && len(ids) > 0 {
+			c = ids[r.IntN(len(ids))] // a second launch of an id
+		}
+		kind := ingest.LaunchDriver
+		if r.IntN(3) == 0 {
+			kind = ingest.LaunchRuntime
+		}
+		b.t.Launches.Append(ingest.Launch{Correlation: c, Kind: kind})
+		if j, ok := want[c]; !ok || preferLaunch(b.t.Launches.At(i), b.t.Launches.At(int(j))) {
+			want[c] = int32(i)
+		}
+		ids = append(ids, c)
+	}
+	x := newLaunchIndex(b.t)
+	if x.dense != nil {
+		t.Fatal("the ids are spread too wide for a dense table, yet it is one")
+	}
+	orders := map[string][]int64{"launch order": ids, "reverse": reversed(ids)}
+	shuffled := slices.Clone(ids)
+	r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	orders["random"] = append(shuffled, 5, 999_999_999, 1_000_000_000_000)
+	for name, order := range orders {
+		for _, c := range order {
+			w, ok := want[c]
+			if !ok {
+				w = -1
+			}
+			if got := x.find(c); got != w {
+				t.Fatalf("%s: find(%d) = %d, want %d", name, c, got, w)
+			}
+		}
+	}
+}
+
+// reversed returns a reversed copy of ids.
+func reversed(ids []int64) []int64 {
+	out := slices.Clone(ids)
+	slices.Reverse(out)
+	return out
 }

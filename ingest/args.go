@@ -47,8 +47,8 @@ func (s *scanner) parseArgs(i int, c category, a *argVals) (int, error) {
 	i, done, err := s.open(i, "an args object")
 	for !done && err == nil {
 		var key argKey
-		if k < len(layout) && s.isMember(i, layout[k].text) {
-			key, i = layout[k].key, i+len(layout[k].text)
+		if j := s.layoutMember(i, layout, k); j >= 0 {
+			key, i = layout[k].key, j
 			k++
 		} else {
 			var raw []byte
@@ -65,11 +65,25 @@ func (s *scanner) parseArgs(i int, c category, a *argVals) (int, error) {
 	return i, err
 }
 
-// isMember reports whether buf at i holds text, a quoted key with its
-// colon and space, and a value right after it.
-func (s *scanner) isMember(i int, text string) bool {
-	b := s.buf
-	return len(b)-i > len(text) && string(b[i:i+len(text)]) == text && b[i+len(text)] > ' '
+// layoutMember returns the position of the value of the member at i if
+// its key is layout[k] (with the colon and at most one space after it, and
+// a value right after those), or -1.
+func (s *scanner) layoutMember(i int, layout []layoutKey, k int) int {
+	if k >= len(layout) {
+		return -1
+	}
+	b, text := s.buf, layout[k].text
+	j := i + len(text)
+	if j+1 >= len(b) || string(b[i:j]) != text {
+		return -1
+	}
+	if b[j] == ' ' {
+		j++
+	}
+	if b[j] <= ' ' {
+		return -1
+	}
+	return j
 }
 
 // resync returns where in layout to expect the next member after a member
@@ -146,8 +160,8 @@ func argKeyOf(key []byte) argKey {
 	return argOther
 }
 
-// layoutKey is an args key as Kineto writes it: its name, its text
-// (quoted, with the colon and the space after it) and its argKey.
+// layoutKey is an args key: its name, its text (quoted, with the colon
+// after it) and its argKey.
 type layoutKey struct {
 	name, text string
 	key        argKey
@@ -157,7 +171,7 @@ type layoutKey struct {
 func layoutOf(names ...string) []layoutKey {
 	l := make([]layoutKey, len(names))
 	for i, n := range names {
-		l[i] = layoutKey{name: n, text: `"` + n + `": `, key: argKeyOf([]byte(n))}
+		l[i] = layoutKey{name: n, text: `"` + n + `":`, key: argKeyOf([]byte(n))}
 	}
 	return l
 }

@@ -78,6 +78,9 @@ func (s *scanner) open(i int, what string) (next int, done bool, err error) {
 	if b[i] != '{' {
 		return 0, false, s.unexpected(i, what)
 	}
+	if i+1 < len(b) && b[i+1] == '"' {
+		return i + 1, false, nil // compact JSON
+	}
 	if i+9 <= len(b) {
 		switch w := binary.LittleEndian.Uint64(b[i:]); {
 		case w&(1<<56-1) == kinetoEventOpen:
@@ -119,8 +122,13 @@ const (
 // done and the position after it.
 func (s *scanner) after(i int, what string) (next int, done bool, err error) {
 	b := s.buf
-	if i+2 < len(b) && b[i] == ',' && b[i+1] == ' ' && b[i+2] > ' ' {
-		return i + 2, false, nil // the usual ", "
+	if i+2 < len(b) && b[i] == ',' {
+		switch {
+		case b[i+1] == '"':
+			return i + 1, false, nil // compact JSON
+		case b[i+1] == ' ' && b[i+2] > ' ':
+			return i + 2, false, nil // the usual ", "
+		}
 	}
 	if i+8 <= len(b) {
 		switch w := binary.LittleEndian.Uint64(b[i:]); {
@@ -158,8 +166,13 @@ func (s *scanner) key(i int) ([]byte, int, error) {
 		return nil, 0, errShort
 	}
 	key := b[i+1 : q]
-	if q+3 < len(b) && b[q+1] == ':' && b[q+2] == ' ' && b[q+3] > ' ' {
-		return key, q + 3, nil // the usual ": "
+	if q+3 < len(b) && b[q+1] == ':' {
+		switch {
+		case b[q+2] > ' ':
+			return key, q + 2, nil // compact JSON
+		case b[q+2] == ' ' && b[q+3] > ' ':
+			return key, q + 3, nil // the usual ": "
+		}
 	}
 	i = s.ws(q + 1)
 	if i >= len(b) {

@@ -1,34 +1,52 @@
 package ingest
 
-import "encoding/binary"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // Fast paths for events laid out the way Kineto's writer lays them out:
 // "ph" and "cat" first, then "name", "pid", "tid", "ts", "dur" and "args".
 // A fast path reads the members it expects, in that order, and stops at the
 // first member it does not expect, between two members: the general key
-// loop of event goes on from there with what was read so far. Whitespace
-// between tokens may vary; the key, its colon and one space must be as
-// Kineto writes them.
+// loop of event goes on from there with what was read so far. The layout is
+// a hint: each key is matched as Kineto writes it (`"name": `) or as compact
+// JSON writes it (`"name":`), whitespace between tokens may vary, and
+// anything else is left to the general loop.
 
-// kinetoXCat is how Kineto's writer starts a complete event.
-const kinetoXCat = `"ph": "X", "cat": "`
+// The ways an event that starts with the phase X and its category is
+// written: by Kineto's writer and as compact JSON. The category's value
+// follows.
+const (
+	kinetoXCat  = `"ph": "X", "cat": "`
+	compactXCat = `"ph":"X","cat":"`
+)
 
 // kinetoPrefix reads the ph and cat of an event that starts the way
-// Kineto writes complete events, at i, without the general key loop: most
-// events start so, and most of them are dropped right after. Other events
-// are left to the general loop (i is returned unchanged).
+// Kineto writes complete events (or the same compactly), at i, without the
+// general key loop: most events start so, and most of them are dropped
+// right after. Other events are left to the general loop (i is returned
+// unchanged).
 func (s *scanner) kinetoPrefix(i int, ev *rawEvent) (next int, done bool, err error) {
 	b := s.buf
-	if len(b)-i <= len(kinetoXCat) || string(b[i:i+len(kinetoXCat)]) != kinetoXCat {
+	var j int
+	switch {
+	case len(b)-i > len(kinetoXCat) && string(b[i:i+len(kinetoXCat)]) == kinetoXCat:
+		j = i + len(kinetoXCat)
+	case len(b)-i > len(compactXCat) && string(b[i:i+len(compactXCat)]) == compactXCat:
+		j = i + len(compactXCat)
+	default:
 		return i, false, nil
 	}
-	j := i + len(kinetoXCat)
 	q := closingQuote(b, j)
 	if q < 0 {
 		return 0, false, errShort
 	}
-	ev.ph, ev.cat = b[i+7:i+8], b[j:q]
+	ev.ph, ev.cat = phaseX, b[j:q]
 	ev.class = classify(ev.cat)
+	if ev.class == catPython {
+		return s.pythonName(q+1, ev)
+	}
 	if ev.droppable() {
 		ev.dropped = true
 		next, err = s.skipRest(q + 1)
@@ -36,6 +54,51 @@ func (s *scanner) kinetoPrefix(i int, ev *rawEvent) (next int, done bool, err er
 	}
 	return s.after(q+1, "an event")
 }
+
+// The ways the name member follows the category, up to the name's first
+// byte: by Kineto's writer and as compact JSON.
+const (
+	kinetoNameSep  = `, "name": "`
+	compactNameSep = `,"name":"`
+)
+
+// pythonName reads the name of a python_function event at i, right after
+// its category, when it comes next the way Kineto's writer or compact JSON
+// writes it, and drops the event unless stepMarkFunction keeps it: most
+// events of a with_stack trace are python_function events, and their names
+// are found with one bytes.IndexByte. Otherwise it returns the position of
+// the next member, as kinetoPrefix does.
+func (s *scanner) pythonName(i int, ev *rawEvent) (next int, done bool, err error) {
+	b := s.buf
+	var j int
+	switch {
+	case len(b)-i > len(kinetoNameSep) && string(b[i:i+len(kinetoNameSep)]) == kinetoNameSep:
+		j = i + len(kinetoNameSep)
+	case len(b)-i > len(compactNameSep) && string(b[i:i+len(compactNameSep)]) == compactNameSep:
+		j = i + len(compactNameSep)
+	default:
+		return s.after(i, "an event")
+	}
+	q := bytes.IndexByte(b[j:], '"') + j
+	if q < j {
+		return 0, false, errShort
+	}
+	if b[q-1] == '\\' { // an escaped quote: read the string properly
+		if q = closingQuote(b, j); q < 0 {
+			return 0, false, errShort
+		}
+	}
+	ev.name = b[j:q]
+	if ev.droppable() {
+		ev.dropped = true
+		next, err = s.skipRest(q + 1)
+		return next, true, err
+	}
+	return s.after(q+1, "an event")
+}
+
+// phaseX is the phase of complete events. It is never written.
+var phaseX = []byte("X")
 
 // kinetoBody reads the name, pid, tid, ts and dur members at i, as far as
 // they come in that order, and drops the event as soon as its name says
@@ -61,23 +124,31 @@ func (s *scanner) kinetoBody(i int, ev *rawEvent) (next int, done bool, err erro
 	return i, done, err
 }
 
-// kinetoFlowStart is how Kineto's writer starts a flow event, after the
-// one-letter phase (s, f or t).
-const kinetoFlowStart = `", "id": `
-
 // kinetoFlow reads an event that starts the way Kineto writes flow events
-// (phase, id, pid, tid, ts, then cat): it is never kept, so it is dropped
-// once its category is known. Other events are left to the general loop
-// (i is returned unchanged).
+// (a one-letter phase other than X and M, then id, pid, tid, ts and cat):
+// it is never kept, so it is dropped once its category is known. An event
+// that starts otherwise is left to the general loop (i is returned
+// unchanged); one that goes on otherwise is left to it after its phase.
 func (s *scanner) kinetoFlow(i int, ev *rawEvent) (next int, done bool, err error) {
 	b := s.buf
-	j := i + len(`"ph": "x`)
-	if j+len(kinetoFlowStart) > len(b) || !keyPh.at(b[i:]) || b[j-1] == 'X' || b[j-1] == 'M' ||
-		string(b[j:j+len(kinetoFlowStart)]) != kinetoFlowStart {
+	j := i + keyPh.n
+	if i+8 > len(b) || !keyPh.at(b[i:]) {
 		return i, false, nil
 	}
-	ev.ph = b[j-1 : j]
-	if i, err = s.skip(j + len(kinetoFlowStart)); err != nil {
+	if b[j] == ' ' {
+		j++
+	}
+	if j+3 > len(b) || b[j] != '"' || b[j+2] != '"' || b[j+1] == 'X' || b[j+1] == 'M' || b[j+1] < ' ' || b[j+1] == '\\' {
+		return i, false, nil
+	}
+	ev.ph = b[j+1 : j+2]
+	if i, done, err = s.after(j+3, "an event"); done || err != nil {
+		return i, done, err
+	}
+	if i+8 > len(b) || !keyID.at(b[i:]) {
+		return i, false, nil
+	}
+	if i, err = s.skip(s.ws(i + keyID.n)); err != nil {
 		return 0, false, err
 	}
 	if i, done, err = s.after(i, "an event"); done || err != nil {
@@ -99,7 +170,7 @@ func (s *scanner) kinetoFlow(i int, ev *rawEvent) (next int, done bool, err erro
 	return i, false, nil
 }
 
-// member is a key, with its colon and a space, and where its value goes.
+// member is a key and where its value goes.
 type member struct {
 	key memberKey
 	dst *[]byte
@@ -122,14 +193,19 @@ func (s *scanner) members(i int, ms []member) (next, n int, done bool, err error
 	return i, n, false, nil
 }
 
-// textMember reads the member at i into dst if its key, with the colon and
-// space after it, is key. ok is false, and i is returned unchanged, when
-// the key differs or buf ends before it is known.
+// textMember reads the member at i into dst if its key, with the colon
+// after it, is key. ok is false, and i is returned unchanged, when the key
+// differs or buf ends before it is known.
 func (s *scanner) textMember(i int, key memberKey, dst *[]byte) (next int, ok bool, err error) {
 	b := s.buf
-	j := i + key.n
 	if i+8 > len(b) || !key.at(b[i:]) {
 		return i, false, nil
+	}
+	j := i + key.n
+	if j+1 < len(b) && b[j] == ' ' && b[j+1] > ' ' {
+		j++ // Kineto's one space
+	} else {
+		j = s.ws(j)
 	}
 	if next, err = s.text(j, dst); err != nil {
 		return 0, false, err
@@ -137,9 +213,9 @@ func (s *scanner) textMember(i int, key memberKey, dst *[]byte) (next int, ok bo
 	return next, true, nil
 }
 
-// memberKey is a key as Kineto writes it, quoted, with the colon and the
-// space after it, at most eight bytes: its bytes as a little-endian word,
-// the mask of those bytes, and their number.
+// memberKey is a key, quoted, with the colon after it, at most eight
+// bytes: its bytes as a little-endian word, the mask of those bytes, and
+// their number.
 type memberKey struct {
 	word, mask uint64
 	n          int
@@ -161,11 +237,12 @@ func (k memberKey) at(w []byte) bool {
 // The keys of the members the fast paths read. They are never written
 // after initialization.
 var (
-	keyPh   = newMemberKey(`"ph": "`)
-	keyName = newMemberKey(`"name": `)
-	keyPid  = newMemberKey(`"pid": `)
-	keyTid  = newMemberKey(`"tid": `)
-	keyTs   = newMemberKey(`"ts": `)
-	keyDur  = newMemberKey(`"dur": `)
-	keyCat  = newMemberKey(`"cat": `)
+	keyPh   = newMemberKey(`"ph":`)
+	keyID   = newMemberKey(`"id":`)
+	keyName = newMemberKey(`"name":`)
+	keyPid  = newMemberKey(`"pid":`)
+	keyTid  = newMemberKey(`"tid":`)
+	keyTs   = newMemberKey(`"ts":`)
+	keyDur  = newMemberKey(`"dur":`)
+	keyCat  = newMemberKey(`"cat":`)
 )

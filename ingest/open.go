@@ -11,8 +11,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -72,29 +74,94 @@ func isCapture(p string) bool {
 	return false
 }
 
-// dir reads every trace file below root.
+// dir reads every trace file below root, several at a time (see
+// readFiles); what it finds is filed in the order of the walk, as if read
+// one after another.
 func (c *collector) dir(root string) error {
 	c.many = true
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	var found []dirEntry
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			c.fail(p, err)
+			found = append(found, dirEntry{path: p, err: err})
 			return nil
 		}
 		if d.IsDir() || !isTraceName(d.Name()) {
 			return nil
 		}
 		info, err := os.Stat(p) // through a symbolic link
-		if err != nil {
-			c.fail(p, err)
-			return nil
+		switch {
+		case err != nil:
+			found = append(found, dirEntry{path: p, err: err})
+		case !info.Mode().IsRegular(): // a FIFO would block the walk
+			found = append(found, dirEntry{path: p, aside: "not a regular file (" + info.Mode().Type().String() + ")"})
+		default:
+			found = append(found, dirEntry{path: p, size: info.Size(), read: true})
 		}
-		if !info.Mode().IsRegular() { // a FIFO would block the walk
-			c.set.SetAside = append(c.set.SetAside, SetAside{Path: p, Reason: "not a regular file (" + info.Mode().Type().String() + ")"})
-			return nil
-		}
-		c.add(p, func() (*Trace, error) { return c.readPath(p, info.Size()) })
 		return nil
 	})
+	c.readFiles(found, min(runtime.GOMAXPROCS(0), maxFilesAtOnce))
+	for _, e := range found {
+		switch {
+		case e.read:
+			c.put(e.path, e.trace, e.err)
+		case e.err != nil:
+			c.fail(e.path, e.err)
+		default:
+			c.set.SetAside = append(c.set.SetAside, SetAside{Path: e.path, Reason: e.aside})
+		}
+	}
+	return err
+}
+
+// dirEntry is one file found in a directory: a trace file to read (and,
+// once read, its trace or error), one that could not be looked at, or one
+// set aside.
+type dirEntry struct {
+	path  string
+	size  int64
+	read  bool
+	aside string
+	trace *Trace
+	err   error
+}
+
+// maxFilesAtOnce bounds the files of a directory read at the same time:
+// each holds blocksInFlight blocks besides its trace, so memory stays
+// bounded whatever the number of ranks.
+const maxFilesAtOnce = 4
+
+// readFiles reads the trace files of found, workers at a time (dir asks
+// for as many as there are processors, at most maxFilesAtOnce): one file's
+// decompression and parse keep less than two cores busy, and the next
+// file's decompression fills the gaps. Progress calls are made one at a
+// time.
+func (c *collector) readFiles(found []dirEntry, workers int) {
+	opt := c.opt
+	if workers > 1 && opt.Progress != nil {
+		var mu sync.Mutex
+		progress := opt.Progress
+		opt.Progress = func(p Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			progress(p)
+		}
+	}
+	next := make(chan *dirEntry)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for e := range next {
+				e.trace, e.err = readPath(e.path, e.size, opt)
+			}
+		})
+	}
+	for i := range found {
+		if found[i].read {
+			next <- &found[i]
+		}
+	}
+	close(next)
+	wg.Wait()
 }
 
 // file reads one file: an archive or a trace.
@@ -124,7 +191,7 @@ func (c *collector) file(p string, size int64) error {
 			}
 		}
 	}
-	c.add(p, func() (*Trace, error) { return c.readPath(p, size) })
+	c.add(p, func() (*Trace, error) { return readPath(p, size, c.opt) })
 	return nil
 }
 
@@ -134,13 +201,13 @@ func isTar(head []byte) bool {
 }
 
 // readPath reads one trace file.
-func (c *collector) readPath(p string, size int64) (*Trace, error) {
+func readPath(p string, size int64, opt Options) (*Trace, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return readTrace(f, p, size, c.opt, blockSize)
+	return readTrace(f, p, size, opt, blockSize)
 }
 
 // tar reads the trace members of a tar stream. With a limit on
@@ -226,10 +293,15 @@ func (c *collector) fail(p string, err error) {
 	c.set.Errors = append(c.set.Errors, &FileError{Path: p, Err: err})
 }
 
-// add reads one trace and files it: execution trace, capture trace, set
-// aside, or error.
+// add reads one trace and files it (see put).
 func (c *collector) add(p string, read func() (*Trace, error)) {
 	t, err := read()
+	c.put(p, t, err)
+}
+
+// put files what reading the trace at p gave: an execution trace, a
+// capture trace, a file set aside, or an error.
+func (c *collector) put(p string, t *Trace, err error) {
 	if err != nil && c.many && errors.Is(err, ErrNotTrace) {
 		c.set.SetAside = append(c.set.SetAside, SetAside{Path: p, Reason: err.Error()})
 		return

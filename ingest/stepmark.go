@@ -19,8 +19,9 @@ func stepMarkFunction(raw []byte) bool {
 	if len(raw) < len("x(1): execute_model") || raw[len(raw)-1] < 'a' {
 		return false
 	}
+	last := raw[len(raw)-1]
 	for _, f := range stepMarkFunctions {
-		if n := len(raw) - len(f); n >= 3 && string(raw[n:]) == f && raw[n-1] == ' ' && raw[n-2] == ':' && raw[n-3] == ')' {
+		if n := len(raw) - len(f); n >= 3 && last == f[len(f)-1] && string(raw[n:]) == f && raw[n-1] == ' ' && raw[n-2] == ':' && raw[n-3] == ')' {
 			return bytes.IndexByte(raw[:n], '(') > 0
 		}
 	}

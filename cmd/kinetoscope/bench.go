@@ -24,6 +24,8 @@ import (
 )
 
 const benchUsage = `usage: kinetoscope bench FILE [--runs N] [--no-python] [--json]
+                         [--repeat N [--layout kineto|compact] [--out F] [--build-only]]
+                         [--procs] [--analyze]
 
 Measures ingest of one trace file (uncompressed MB/s, events/s, bytes
 retained per kept event, peak RSS) and, in the same run, two baselines:
@@ -34,6 +36,16 @@ the best time counts. Peak RSS is measured per phase (VmHWM, reset
 between phases); Python's in its own process. CPU seconds (user + system,
 all threads; the least over the runs) are given beside wall time, and the
 speed ratio to gunzip by both: on a busy machine the CPU ratio says more.
+
+--repeat N builds a large trace of a real shape from FILE first: its events
+repeated N times, timestamps and ids shifted per copy, in FILE's own text
+(--layout kineto) or re-saved as compact JSON, one event per line (--layout
+compact); it is written gzip-compressed to --out (kept) or to a temporary
+file (removed after). --build-only stops after writing it.
+
+--procs adds whole-process runs: gunzip and ingest, each in a fresh process
+of this binary, --runs times alternating; the medians are compared.
+--analyze adds 'kinetoscope analyze --format json' of the file to them.
 `
 
 // pythonLoad is the Python baseline: load the whole trace the way the
@@ -77,6 +89,7 @@ type benchResult struct {
 	CPUVsGunzip       float64     `json:"ingest_cpu_vs_gunzip"` // gunzip CPU seconds / ingest CPU seconds
 	SpeedupVsPython   float64     `json:"ingest_speedup_vs_python,omitempty"`
 	RSSVsJSONSize     float64     `json:"ingest_peak_rss_vs_uncompressed"`
+	Procs             *procResult `json:"whole_process,omitempty"`
 }
 
 // benchArgs are the bench flags.
@@ -86,12 +99,31 @@ type benchArgs struct {
 	noPython bool
 	asJSON   bool
 	pyTime   time.Duration
+	repeat   int
+	layout   string
+	out      string
+	build    bool // --build-only
+	procs    bool
+	analyze  bool
+	phase    string // run one phase in this process (for --procs)
+	profile  string // --cpuprofile
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
 	a, err := parseBenchArgs(args, stderr)
 	if err != nil {
 		return err
+	}
+	if a.phase != "" {
+		return runPhase(a.phase, a.file, a.profile)
+	}
+	if a.repeat > 0 {
+		built, cleanup, err := buildForBench(a, stderr)
+		if err != nil || a.build {
+			return err
+		}
+		defer cleanup()
+		a.file = built
 	}
 	res := benchResult{File: a.file}
 	for run := range a.runs {
@@ -107,6 +139,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		res.Ingest.best(in, run == 0)
 		res.Gunzip.PeakRSS = max(res.Gunzip.PeakRSS, g.PeakRSS)
 		res.Ingest.PeakRSS = max(res.Ingest.PeakRSS, in.PeakRSS)
+	}
+	if a.procs || a.analyze {
+		if res.Procs, err = processRuns(a); err != nil {
+			return err
+		}
 	}
 	if !a.noPython {
 		res.Python = pythonBaseline(a.file, a.pyTime)
@@ -144,6 +181,14 @@ func parseBenchArgs(args []string, stderr io.Writer) (benchArgs, error) {
 	fs.BoolVar(&a.noPython, "no-python", false, "skip the Python json.load baseline")
 	fs.BoolVar(&a.asJSON, "json", false, "write JSON")
 	fs.DurationVar(&a.pyTime, "python-timeout", a.pyTime, "give up on the Python baseline after this long")
+	fs.IntVar(&a.repeat, "repeat", 0, "bench a trace built from FILE with its events repeated N times")
+	fs.StringVar(&a.layout, "layout", layoutKineto, "layout of the built trace: kineto (FILE's own text) or compact")
+	fs.StringVar(&a.out, "out", "", "write the built trace here and keep it")
+	fs.BoolVar(&a.build, "build-only", false, "only build the trace (with --repeat and --out)")
+	fs.BoolVar(&a.procs, "procs", false, "also time gunzip and ingest as whole processes (median of --runs)")
+	fs.BoolVar(&a.analyze, "analyze", false, "also time 'analyze --format json' as a whole process")
+	fs.StringVar(&a.profile, "cpuprofile", "", "write a CPU profile of the ingest runs to this file")
+	fs.StringVar(&a.phase, "phase", "", "internal: run one phase (gunzip, ingest) once in this process")
 	var files []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -161,6 +206,9 @@ func parseBenchArgs(args []string, stderr io.Writer) (benchArgs, error) {
 	}
 	if a.runs < 1 {
 		return a, fmt.Errorf("--runs %d: want at least 1", a.runs)
+	}
+	if a.build && (a.repeat < 1 || a.out == "") {
+		return a, errors.New("--build-only needs --repeat and --out")
 	}
 	a.file = files[0]
 	return a, nil
@@ -310,6 +358,9 @@ func (r *benchResult) write(w io.Writer) {
 		fmt.Fprintf(w, " (python: %.2fx)", float64(r.Python.PeakRSS)/float64(r.UncompressedBytes))
 	}
 	fmt.Fprintf(w, "\nretained: %.1f bytes per kept event (%.1f MB)\n", r.BytesPerKept, float64(r.RetainedBytes)/1e6)
+	if r.Procs != nil {
+		r.Procs.write(w)
+	}
 }
 
 // cpuSeconds returns the user and system CPU time of the process so far.

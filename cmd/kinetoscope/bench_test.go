@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"kinetoscope/internal/testkit"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"kinetoscope/ingest"
 )
 
 func TestBenchJSON(t *testing.T) {
@@ -80,5 +83,69 @@ func TestPeakRSS(t *testing.T) {
 	after := peakRSS()
 	if before <= 0 || after-before < 60<<20 {
 		t.Errorf("peak RSS %d before, %d after touching 64 MiB", before, after)
+	}
+}
+
+// TestBuildTrace builds traces of a real one repeated three times in both
+// layouts and checks that each holds three times its events, with the
+// copies' launches and kernels still joined by distinct correlation ids,
+// and that both layouts read the same.
+func TestBuildTrace(t *testing.T) {
+	src := publicTracePath(t, "tracelens-vllm-decode-full-graph.json.gz")
+	one, err := ingest.ReadFile(src, ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reads []*ingest.Trace
+	for _, layout := range []string{layoutKineto, layoutCompact} {
+		out := filepath.Join(t.TempDir(), layout+".json.gz")
+		if err := buildTrace(src, out, layout, 3); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := ingest.ReadFile(out, ingest.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", layout, err)
+		}
+		if tr.Counts.Events != 3*one.Counts.Events || tr.GPU.Len() != 3*one.GPU.Len() || tr.Launches.Len() != 3*one.Launches.Len() {
+			t.Errorf("%s: %d events, %d GPU, %d launches; want 3 x %d, %d, %d", layout, tr.Counts.Events, tr.GPU.Len(),
+				tr.Launches.Len(), one.Counts.Events, one.GPU.Len(), one.Launches.Len())
+		}
+		corr := map[int64]bool{}
+		for _, l := range tr.Launches.All() {
+			corr[l.Correlation] = true
+		}
+		if len(corr) < 3*one.Launches.Len()*9/10 {
+			t.Errorf("%s: %d distinct correlation ids among %d launches: the copies collide", layout, len(corr), tr.Launches.Len())
+		}
+		last := tr.GPU.At(tr.GPU.Len() - 1)
+		if first := tr.GPU.At(0); last.Start-first.Start < 2*(one.GPU.At(one.GPU.Len()-1).Start-one.GPU.At(0).Start) {
+			t.Errorf("%s: the copies' timestamps are not shifted past each other", layout)
+		}
+		reads = append(reads, tr)
+	}
+	if a, b := reads[0], reads[1]; a.Counts.Events != b.Counts.Events || a.GPU.Len() != b.GPU.Len() || *a.GPU.At(7) != *b.GPU.At(7) {
+		t.Errorf("the Kineto and compact layouts read differently")
+	}
+}
+
+// TestBenchProcs runs a built binary (--procs runs the binary itself,
+// which in a test would be the test binary).
+func TestBenchProcs(t *testing.T) {
+	path := publicTracePath(t, "tracelens-vllm-decode-full-graph.json.gz")
+	bin := filepath.Join(t.TempDir(), "kinetoscope")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v: %s", err, out)
+	}
+	out, err := exec.Command(bin, "bench", path, "--runs", "1", "--no-python", "--procs", "--analyze", "--json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r benchResult
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatal(err)
+	}
+	if p := r.Procs; p == nil || p.Ingest == nil || p.Analyze == nil || len(p.Gunzip.Seconds) != 1 || p.Ingest.Median <= 0 ||
+		p.Ingest.VsGunzip <= 0 || p.Analyze.PeakRSS <= 0 {
+		t.Errorf("whole-process runs: %+v", r.Procs)
 	}
 }

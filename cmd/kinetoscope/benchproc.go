@@ -1,0 +1,187 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// procPhase is one phase timed as whole processes: every run, and the
+// medians.
+type procPhase struct {
+	Seconds    []float64 `json:"seconds"`
+	Median     float64   `json:"median_seconds"`
+	CPUMedian  float64   `json:"median_cpu_seconds"`
+	PeakRSS    int64     `json:"peak_rss_bytes"` // the most over the runs
+	VsGunzip   float64   `json:"speed_vs_gunzip,omitempty"`
+	CPUVsGunzp float64   `json:"cpu_vs_gunzip,omitempty"`
+}
+
+// procResult are the whole-process runs of bench --procs.
+type procResult struct {
+	Runs    int        `json:"runs"`
+	Gunzip  procPhase  `json:"gunzip"`
+	Ingest  *procPhase `json:"ingest,omitempty"`
+	Analyze *procPhase `json:"analyze,omitempty"`
+}
+
+// runPhase runs one phase once in this process, for a parent's --procs,
+// with a CPU profile written to profile when it is not "".
+func runPhase(phase, file, profile string) error {
+	var res benchResult
+	var run func() error
+	switch phase {
+	case "gunzip":
+		run = func() error { return gunzipAll(file, &res) }
+	case "ingest":
+		run = func() error { return ingestOnce(file, &res) }
+	default:
+		return fmt.Errorf("--phase %q: want gunzip or ingest", phase)
+	}
+	if profile == "" {
+		return run()
+	}
+	f, err := os.Create(profile)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return err
+	}
+	defer pprof.StopCPUProfile()
+	return run()
+}
+
+// processRuns times gunzip, ingest (with --procs) and analyze (with
+// --analyze) as fresh processes of this binary, a.runs times, alternating.
+func processRuns(a benchArgs) (*procResult, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	type job struct {
+		ph   *procPhase
+		args []string
+	}
+	r := &procResult{Runs: a.runs}
+	jobs := []job{{&r.Gunzip, []string{"bench", "--phase", "gunzip", a.file}}}
+	if a.procs {
+		r.Ingest = &procPhase{}
+		jobs = append(jobs, job{r.Ingest, []string{"bench", "--phase", "ingest", a.file}})
+	}
+	if a.analyze {
+		r.Analyze = &procPhase{}
+		jobs = append(jobs, job{r.Analyze, []string{"analyze", "--format", "json", a.file}})
+	}
+	cpus := make([][]float64, len(jobs))
+	for range a.runs {
+		for i, j := range jobs {
+			wall, cpu, rss, err := timeProcess(self, j.args)
+			if err != nil {
+				return nil, err
+			}
+			j.ph.Seconds = append(j.ph.Seconds, wall)
+			cpus[i] = append(cpus[i], cpu)
+			j.ph.PeakRSS = max(j.ph.PeakRSS, rss)
+		}
+	}
+	for i, j := range jobs {
+		j.ph.Median, j.ph.CPUMedian = median(j.ph.Seconds), median(cpus[i])
+		if i > 0 && j.ph.Median > 0 && j.ph.CPUMedian > 0 {
+			j.ph.VsGunzip = r.Gunzip.Median / j.ph.Median
+			j.ph.CPUVsGunzp = r.Gunzip.CPUMedian / j.ph.CPUMedian
+		}
+	}
+	return r, nil
+}
+
+// timeProcess runs self with args and returns its wall and CPU seconds and
+// peak RSS.
+func timeProcess(self string, args []string) (wall, cpu float64, rss int64, err error) {
+	cmd := exec.Command(self, args...)
+	cmd.Stdout = io.Discard
+	var errb limitedBuffer
+	cmd.Stderr = &errb
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return 0, 0, 0, fmt.Errorf("%s %v: %v: %s", filepath.Base(self), args, err, errb.b)
+	}
+	wall = time.Since(start).Seconds()
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+		rss = ru.Maxrss * 1024
+	}
+	return wall, cpu, rss, nil
+}
+
+// limitedBuffer keeps the first 4 KiB written to it.
+type limitedBuffer struct{ b []byte }
+
+// Write implements io.Writer.
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	l.b = append(l.b, p[:min(len(p), max(4096-len(l.b), 0))]...)
+	return len(p), nil
+}
+
+// median returns the median of xs (the mean of the middle two for an even
+// count), 0 for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// buildForBench builds the trace that --repeat asks for and returns its
+// path, and a function that removes it when it is temporary.
+func buildForBench(a benchArgs, stderr io.Writer) (string, func(), error) {
+	out, cleanup := a.out, func() {}
+	if out == "" {
+		dir, err := os.MkdirTemp("", "kinetoscope-bench-")
+		if err != nil {
+			return "", nil, err
+		}
+		out = filepath.Join(dir, filepath.Base(a.file)+"."+a.layout+".json.gz")
+		cleanup = func() { os.RemoveAll(dir) }
+	}
+	start := time.Now()
+	if err := buildTrace(a.file, out, a.layout, a.repeat); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	if st, err := os.Stat(out); err == nil {
+		fmt.Fprintf(stderr, "built %s: %s x %d, %s layout, %.1f MB compressed, in %.1f s\n",
+			out, a.file, a.repeat, a.layout, float64(st.Size())/1e6, time.Since(start).Seconds())
+	}
+	return out, cleanup, nil
+}
+
+// write prints the whole-process medians and their ratios to gunzip.
+func (r *procResult) write(w io.Writer) {
+	fmt.Fprintf(w, "\nwhole processes, median of %d alternating runs:\n", r.Runs)
+	row := func(name string, p *procPhase) {
+		if p == nil {
+			return
+		}
+		fmt.Fprintf(w, "%-22s %9.3f s %9.3f CPU s %10.1f MB peak RSS", name, p.Median, p.CPUMedian, float64(p.PeakRSS)/1e6)
+		if p.VsGunzip > 0 {
+			fmt.Fprintf(w, "   %.2fx gunzip (wall), %.2fx by CPU", p.VsGunzip, p.CPUVsGunzp)
+		}
+		fmt.Fprintln(w)
+	}
+	row("gunzip", &r.Gunzip)
+	row("ingest", r.Ingest)
+	row("analyze --format json", r.Analyze)
+}
