@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"kinetoscope/analyze"
+	"kinetoscope/analyze/diff"
 	"kinetoscope/ingest"
 	"kinetoscope/sampletraces"
 	"kinetoscope/sampletraces/synth"
@@ -169,6 +170,29 @@ func TestBandwidthChartErrors(t *testing.T) {
 	for _, w := range []string{"No point to draw", "decode AllReduce: no message sizes recorded (2 calls/step, 7.0 µs per call)", "Link peak: none known"} {
 		if !strings.Contains(texts, w) {
 			t.Errorf("SVG lacks %q:\n%s", w, texts)
+		}
+	}
+}
+
+// TestDiffBandwidthTable: the diff of the real eager and cudagraph runs
+// lists the decode AllReduce with the base's figure and the head's
+// missing sizes, and the AllGather's change.
+func TestDiffBandwidthTable(t *testing.T) {
+	base := analyzeRun(t, sampletraces.Must(t)(sampletraces.RealDir("eager")))
+	head := analyzeRun(t, sampletraces.Must(t)(sampletraces.RealDir("cudagraph")))
+	d, err := diff.Compare(base, head, diff.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteDiff(&b, d, "table"); err != nil {
+		t.Fatal(err)
+	}
+	ag := rowOf(t, head, analyze.PhaseDecode, analyze.AllGather, 1026048)
+	for _, w := range []string{"Collective bandwidth per message size", "32 KiB", analyze.NoSizes, gbps(ag.BusBW),
+		fmt.Sprintf("%+.1f%%", 100*(ag.BusBW/rowOf(t, base, analyze.PhaseDecode, analyze.AllGather, 1026048).BusBW-1))} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("diff lacks %q:\n%s", w, b.String())
 		}
 	}
 }
