@@ -58,47 +58,20 @@ func independentCalls(t *testing.T, path string, shiftUS float64) (map[indepKey]
 	if err := sampletraces.ReadJSON(path, &tr); err != nil {
 		t.Fatal(err)
 	}
-	type mark struct {
-		ts    float64
-		phase string
-	}
-	var marks []mark
-	steps := map[string]int{}
-	launch := map[float64]float64{}
+	st := readSteps(&tr)
 	opElems := map[float64]int64{}
 	for _, e := range tr.TraceEvents {
-		switch {
-		case e.Cat == "user_annotation" && strings.HasPrefix(e.Name, "execute_context_"):
-			ph := PhasePrefill
-			if strings.HasPrefix(e.Name, "execute_context_0(") {
-				ph = PhaseDecode
-			}
-			marks = append(marks, mark{e.Ts, ph})
-			steps[ph]++
-		case e.Cat == "cuda_runtime" || e.Cat == "cuda_driver":
-			if c, ok := e.Args["correlation"].(float64); ok {
-				launch[c] = e.Ts
-			}
-		case e.Name == "record_param_comms":
-			if id, ok := e.Args["External id"].(float64); ok {
-				opElems[id] = msgElems(e.Args)
-			}
+		if id, ok := e.Args["External id"].(float64); ok && e.Name == "record_param_comms" {
+			opElems[id] = msgElems(e.Args)
 		}
 	}
-	sort.Slice(marks, func(i, j int) bool { return marks[i].ts < marks[j].ts })
 	calls := map[indepKey][]indepCall{}
 	for _, e := range tr.TraceEvents {
 		fam := ncclFamily(e.Name)
 		if e.Cat != "kernel" || fam == "" {
 			continue
 		}
-		ts := e.Ts
-		if c, ok := e.Args["correlation"].(float64); ok {
-			if l, ok := launch[c]; ok {
-				ts = l
-			}
-		}
-		i := sort.Search(len(marks), func(i int) bool { return marks[i].ts > ts }) - 1
+		i := st.stepOf(e.Ts, e.Args)
 		if i < 0 {
 			continue
 		}
@@ -106,10 +79,59 @@ func independentCalls(t *testing.T, path string, shiftUS float64) (map[indepKey]
 		if id, ok := e.Args["External id"].(float64); ok && elems == 0 {
 			elems = opElems[id]
 		}
-		k := indepKey{marks[i].phase, fam, 2 * elems}
+		k := indepKey{st.marks[i].phase, fam, 2 * elems}
 		calls[k] = append(calls[k], indepCall{e.Ts + shiftUS, e.Ts + e.Dur + shiftUS})
 	}
-	return calls, steps, tr.BaseTimeNanoseconds
+	return calls, st.count, tr.BaseTimeNanoseconds
+}
+
+// indepSteps are the steps of a trace read with encoding/json: the
+// execute_context_* annotations in time order (decode when they schedule
+// no context request) and the CPU launch time per correlation id.
+type indepSteps struct {
+	marks  []indepMark
+	count  map[string]int // steps per phase
+	launch map[float64]float64
+}
+
+// indepMark is the start of a step and its phase.
+type indepMark struct {
+	ts    float64
+	phase string
+}
+
+// readSteps finds the steps of tr.
+func readSteps(tr *rawTrace) *indepSteps {
+	st := &indepSteps{count: map[string]int{}, launch: map[float64]float64{}}
+	for _, e := range tr.TraceEvents {
+		switch {
+		case e.Cat == "user_annotation" && strings.HasPrefix(e.Name, "execute_context_"):
+			ph := PhasePrefill
+			if strings.HasPrefix(e.Name, "execute_context_0(") {
+				ph = PhaseDecode
+			}
+			st.marks = append(st.marks, indepMark{e.Ts, ph})
+			st.count[ph]++
+		case e.Cat == "cuda_runtime" || e.Cat == "cuda_driver":
+			if c, ok := e.Args["correlation"].(float64); ok {
+				st.launch[c] = e.Ts
+			}
+		}
+	}
+	sort.Slice(st.marks, func(i, j int) bool { return st.marks[i].ts < st.marks[j].ts })
+	return st
+}
+
+// stepOf returns the index of the step in which a GPU event starting at
+// ts with args was launched (its launch's time when the trace has it),
+// or -1 before the first step.
+func (st *indepSteps) stepOf(ts float64, args map[string]any) int {
+	if c, ok := args["correlation"].(float64); ok {
+		if l, ok := st.launch[c]; ok {
+			ts = l
+		}
+	}
+	return sort.Search(len(st.marks), func(i int) bool { return st.marks[i].ts > ts }) - 1
 }
 
 // msgElems is the larger of an args object's In and Out msg nelems.
