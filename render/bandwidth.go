@@ -51,9 +51,9 @@ func bandwidthTable(b *analyze.Bandwidth) *table {
 		Right: []bool{false, false, true, true, true, true, true, true, true, true, true, true, true, false},
 	}
 	for _, r := range b.Rows {
-		transfer := "-"
+		transfer, wait := "-", "-"
 		if r.Instances > 0 {
-			transfer = usStr(r.TransferUSPerCall)
+			transfer, wait = usStr(r.TransferUSPerCall), msFine(r.WaitUSPerStep)
 		}
 		alg, bus, share := "-", "-", "-"
 		if r.Basis != "" {
@@ -66,7 +66,7 @@ func bandwidthTable(b *analyze.Bandwidth) *table {
 			}
 		}
 		t.Rows = append(t.Rows, []string{r.Phase, r.Label, sizeText(r), elementsText(r), groupText(r.GroupSize),
-			count(r.CallsPerStep), usStr(r.KernelUSPerCall), transfer, msFine(r.KernelUSPerStep), msFine(r.WaitUSPerStep), alg, bus, share, basisText(r)})
+			count(r.CallsPerStep), usStr(r.KernelUSPerCall), transfer, msFine(r.KernelUSPerStep), wait, alg, bus, share, basisText(r)})
 	}
 	return t
 }
