@@ -329,6 +329,12 @@ func TestRealBandwidthHardware(t *testing.T) {
 		}
 	}
 	_, r := analyzePath(t, realRun(t, "cudagraph"))
+	if l := r.Bandwidth.Lead(PhaseDecode, AllReduce); l != nil {
+		t.Errorf("cudagraph: decode AllReduce lead %+v, want none (no sizes)", l)
+	}
+	if l := r.Bandwidth.Lead(PhasePrefill, AllReduce); l == nil || l.Bytes != 4<<20 {
+		t.Errorf("cudagraph: prefill AllReduce lead %+v, want the 4 MiB row", l)
+	}
 	for _, row := range r.Bandwidth.Rows {
 		if row.Phase == PhaseDecode && row.Bucket == AllReduce && (row.Note != NoSizes || row.BusBW != 0 || row.Calls != 512) {
 			t.Errorf("cudagraph decode AllReduce: %+v, want %q and no figure", row, NoSizes)
