@@ -31,6 +31,12 @@ type Options struct {
 	// unclassified kernels listed (default 30).
 	TopKernels   int
 	Unclassified int
+	// Link names the link between the GPUs that collective bus bandwidth
+	// is held against (Report.Bandwidth): nvlink3, nvlink4, nvlink5,
+	// pcie4x16, pcie5x16, or a bandwidth in GB/s per GPU and direction
+	// (nccl-tests' bus bandwidth convention: NVLink 4 is 450, half its
+	// 900 GB/s both ways). Empty: the link the GPU name tells, if any.
+	Link string
 }
 
 // Analyze classifies and measures every execution trace of set.
@@ -41,6 +47,10 @@ func Analyze(set *ingest.Set, opt Options) (*Report, error) {
 	cls, re, err := prepare(opt)
 	if err != nil {
 		return nil, err
+	}
+	link, err := ParseLink(opt.Link)
+	if err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
 	}
 	var traces []*ingest.Trace
 	for _, t := range set.Traces {
@@ -59,7 +69,8 @@ func Analyze(set *ingest.Set, opt Options) (*Report, error) {
 	}
 	wg.Wait()
 	r.Warnings = setWarnings(set)
-	alignRanks(r, traces, passes)
+	a := alignRanks(r, traces, passes)
+	r.Bandwidth = collectiveBandwidth(r, passes, a, link)
 	for _, t := range traces {
 		r.Synthetic = r.Synthetic || synthetic(t)
 	}

@@ -10,9 +10,10 @@ import (
 // Report.Collectives. For one trace of a multi-rank job it reports the
 // collectives as unmatched, naming the missing ranks; for a single-rank job
 // it does nothing. Steps get a split only when some collectives matched.
-func alignRanks(r *Report, traces []*ingest.Trace, passes []*rankPass) {
+// It returns the alignment, nil when there is none.
+func alignRanks(r *Report, traces []*ingest.Trace, passes []*rankPass) *crossrank.Alignment {
 	if len(traces) == 0 || (len(traces) == 1 && traces[0].WorldSize() <= 1) {
-		return
+		return nil
 	}
 	byTrace := make(map[*ingest.Trace]*rankPass, len(passes))
 	for _, p := range passes {
@@ -27,7 +28,7 @@ func alignRanks(r *Report, traces []*ingest.Trace, passes []*rankPass) {
 	a, err := crossrank.Align(traces, classify, crossrank.Options{})
 	if err != nil {
 		r.Warnings = append(r.Warnings, "cross-rank alignment: "+err.Error())
-		return
+		return nil
 	}
 	if a.Matched > 0 {
 		for i, rc := range a.Ranks {
@@ -36,6 +37,7 @@ func alignRanks(r *Report, traces []*ingest.Trace, passes []*rankPass) {
 	}
 	r.Collectives = collectivesSummary(a)
 	r.Warnings = append(r.Warnings, a.Warnings...)
+	return a
 }
 
 // addComm sets Step.Comm and Phase.Comm of one rank from its split.

@@ -3,7 +3,6 @@ package analyze
 import (
 	"math"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -89,51 +88,18 @@ func independentFamily(name string) BucketID {
 // context request. It returns the decode GPU time per independentFamily
 // and in all, in us.
 func independentDecodeTimes(t *testing.T, path string) (map[BucketID]float64, float64) {
-	var tr struct {
-		TraceEvents []struct {
-			Cat  string         `json:"cat"`
-			Name string         `json:"name"`
-			Ts   float64        `json:"ts"`
-			Dur  float64        `json:"dur"`
-			Args map[string]any `json:"args"`
-		} `json:"traceEvents"`
-	}
+	var tr rawTrace
 	if err := sampletraces.ReadJSON(path, &tr); err != nil {
 		t.Fatal(err)
 	}
-	type mark struct {
-		ts     float64
-		decode bool
-	}
-	var marks []mark
-	launch := map[float64]float64{}
-	for _, e := range tr.TraceEvents {
-		switch e.Cat {
-		case "user_annotation":
-			if strings.HasPrefix(e.Name, "execute_context_") {
-				marks = append(marks, mark{e.Ts, strings.HasPrefix(e.Name, "execute_context_0(")})
-			}
-		case "cuda_runtime", "cuda_driver":
-			if c, ok := e.Args["correlation"].(float64); ok {
-				launch[c] = e.Ts
-			}
-		}
-	}
-	sort.Slice(marks, func(i, j int) bool { return marks[i].ts < marks[j].ts })
+	st := readSteps(&tr)
 	times := map[BucketID]float64{}
 	var all float64
 	for _, e := range tr.TraceEvents {
 		if e.Cat != "kernel" && e.Cat != "gpu_memcpy" && e.Cat != "gpu_memset" {
 			continue
 		}
-		ts := e.Ts
-		if c, ok := e.Args["correlation"].(float64); ok {
-			if l, ok := launch[c]; ok {
-				ts = l
-			}
-		}
-		i := sort.Search(len(marks), func(i int) bool { return marks[i].ts > ts }) - 1
-		if i < 0 || !marks[i].decode {
+		if i := st.stepOf(e.Ts, e.Args); i < 0 || st.marks[i].phase != PhaseDecode {
 			continue
 		}
 		all += e.Dur

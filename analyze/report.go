@@ -10,6 +10,9 @@ type Report struct {
 	Ranks     []Rank   `json:"ranks"`     // one per trace, in rank order
 	// Collectives is the cross-rank matching summary; nil for one rank.
 	Collectives *Collectives `json:"collectives,omitempty"`
+	// Bandwidth is the achieved bandwidth of the collectives per kind and
+	// message size; nil when the steps hold no communication kernel.
+	Bandwidth *Bandwidth `json:"bandwidth,omitempty"`
 	// Headline is the finding a user wants first, from the decode steps.
 	Headline *Headline `json:"headline,omitempty"`
 	Warnings []string  `json:"warnings,omitempty"`

@@ -32,6 +32,7 @@ func reportBlocks(r *analyze.Report) []block {
 		bs = append(bs, block{Table: ranksTable(r)})
 	}
 	bs = append(bs, collectiveBlocks(r)...)
+	bs = append(bs, bandwidthBlocks(r)...)
 	for i := range r.Ranks {
 		bs = append(bs, rankBlocks(r, &r.Ranks[i])...)
 	}

@@ -44,7 +44,10 @@ type Diff struct {
 	Kernels     Kernels            `json:"kernels"`
 	// Comm compares transfer and wait; nil unless both sides have them
 	// (collectives aligned across ranks).
-	Comm        *CommDiff       `json:"comm,omitempty"`
+	Comm *CommDiff `json:"comm,omitempty"`
+	// Bandwidth compares collective bandwidth per phase, kind and message
+	// size; empty when neither run has any.
+	Bandwidth   []BandwidthDiff `json:"bandwidth,omitempty"`
 	LaunchDelay LaunchDelayDiff `json:"launch_delay"`
 	// Metadata lists every compared key; Differs marks the differences.
 	Metadata []MetaDiff `json:"metadata"`
