@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"kinetoscope/internal/testkit"
 	"kinetoscope/sampletraces"
 	"kinetoscope/sampletraces/synth"
 )
@@ -288,7 +289,7 @@ func checkAgainstIndependent(t *testing.T, name string, b *Bandwidth, want map[i
 // the device name gives.
 func TestRealBandwidth(t *testing.T) {
 	for _, variant := range sampletraces.RealVariants() {
-		dir := realRun(t, variant)
+		dir := testkit.Real(t, variant)
 		_, r := analyzePath(t, dir)
 		checkAgainstIndependent(t, variant, r.Bandwidth, independentBandwidth(t, rankFiles(t, dir)))
 		if p := r.Bandwidth.Peak; p == nil || p.Name != "NVLink 4" || p.GBPerS != 450 || !strings.Contains(p.Source, "H200") {
@@ -306,7 +307,7 @@ func TestRealBandwidth(t *testing.T) {
 // CUDA-graph decode AllReduces have no recorded size.
 func TestRealBandwidthHardware(t *testing.T) {
 	prefillAR := func(variant string) *BandwidthRow {
-		_, r := analyzePath(t, realRun(t, variant))
+		_, r := analyzePath(t, testkit.Real(t, variant))
 		for i, row := range r.Bandwidth.Rows {
 			if row.Phase == PhasePrefill && row.Bucket == AllReduce && row.Bytes == 4<<20 {
 				return &r.Bandwidth.Rows[i]
@@ -328,7 +329,7 @@ func TestRealBandwidthHardware(t *testing.T) {
 			t.Errorf("%s: 4 MiB AllReduce %.1f GB/s vs %.1f through host memory (%.1fx)", v, nv.BusBW, host.BusBW, ratio)
 		}
 	}
-	_, r := analyzePath(t, realRun(t, "cudagraph"))
+	_, r := analyzePath(t, testkit.Real(t, "cudagraph"))
 	if l := r.Bandwidth.Lead(PhaseDecode, AllReduce); l != nil {
 		t.Errorf("cudagraph: decode AllReduce lead %+v, want none (no sizes)", l)
 	}
@@ -346,7 +347,7 @@ func TestRealBandwidthHardware(t *testing.T) {
 // transfer time, so the bandwidth comes from kernel time and says so; it
 // equals bytes / mean kernel duration read independently.
 func TestRealBandwidthOneRank(t *testing.T) {
-	file := rankFiles(t, realRun(t, "eager"))[0]
+	file := rankFiles(t, testkit.Real(t, "eager"))[0]
 	_, r := analyzePath(t, file)
 	want := independentBandwidth(t, []string{file})
 	for _, row := range r.Bandwidth.Rows {

@@ -191,7 +191,6 @@ func (s *Server) workRoot() string { return filepath.Join(s.cfg.DataDir, "work")
 // Handler returns the server's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.echo }
 
-
 // ConfigureHTTP sets hs's handler and timeouts. Read and write timeouts are
 // short; the upload and download handlers extend their own deadlines for as
 // long as data keeps flowing (see StallTimeout).

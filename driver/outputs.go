@@ -73,6 +73,7 @@ func ChartKinds() []ChartKind {
 		{"steps", "kernel time per step by bucket, prefill marked (one rank)", FromReport, true},
 		{"ranks", "per rank, compute next to communication transfer and wait", FromReport, false},
 		{"timeline", "one step's kernels per stream on a time axis (one rank)", FromTrace, true},
+		{"bandwidth", "collective bus bandwidth per message size, against the link's peak", FromReport, false},
 		{"diff", "base vs head ms per step by bucket, with the delta", FromDiff, false},
 	}
 }
@@ -131,6 +132,8 @@ func (run *Run) Chart(req ChartRequest) ([]byte, error) {
 		return render.Ranks(r, req.Format)
 	case "timeline":
 		return run.timeline(req)
+	case "bandwidth":
+		return render.Bandwidth(r, req.Format)
 	}
 	return nil, fmt.Errorf("chart %s: drawn from a diff, not from one run (see DiffChart)", k.Name)
 }

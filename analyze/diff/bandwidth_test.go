@@ -6,6 +6,7 @@ import (
 
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
+	"kinetoscope/internal/testkit"
 )
 
 // TestCompareRealBandwidth diffs the real eager run (NVLink) with
@@ -14,7 +15,7 @@ import (
 // prefill AllReduce loses more than 60% of its bus bandwidth through host
 // memory, and the graph-captured decode AllReduces say they have no size.
 func TestCompareRealBandwidth(t *testing.T) {
-	eager := analysePath(t, realRun(t, "eager"))
+	eager := analysePath(t, testkit.Real(t, "eager"))
 	cases := []struct {
 		head    string
 		phase   string
@@ -29,7 +30,7 @@ func TestCompareRealBandwidth(t *testing.T) {
 		}, "decode AllReduce: head has no message sizes, no change given"},
 	}
 	for _, tc := range cases {
-		head := analysePath(t, realRun(t, tc.head))
+		head := analysePath(t, testkit.Real(t, tc.head))
 		d, err := diff.Compare(eager, head, diff.Options{Phase: tc.phase})
 		if err != nil {
 			t.Fatal(err)
@@ -76,7 +77,7 @@ func findRow(r *analyze.Report, d diff.BandwidthDiff) *analyze.BandwidthRow {
 // TestCompareBandwidthOneSide: rows in one run only are listed as such.
 func TestCompareBandwidthOneSide(t *testing.T) {
 	row := analyze.BandwidthRow{Phase: "decode", Bucket: analyze.AllGather, Label: "AllGather", GroupSize: 8, Bytes: 1 << 20, BusBW: 12, Basis: analyze.BasisTransfer}
-	base := analysePath(t, realRun(t, "eager"))
+	base := analysePath(t, testkit.Real(t, "eager"))
 	head := *base
 	head.Bandwidth = &analyze.Bandwidth{Rows: []analyze.BandwidthRow{row}}
 	d, err := diff.Compare(base, &head, diff.Options{})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,7 +13,7 @@ import (
 )
 
 // analyzeUsage is the analyze command's synopsis.
-const analyzeUsage = `usage: kinetoscope analyze PATH [--format table|json|markdown|csv|csv-summary] [--rules FILE] [--step-regex RE] [--rank N]
+const analyzeUsage = `usage: kinetoscope analyze PATH [--format table|json|markdown|csv|csv-summary] [--rules FILE] [--step-regex RE] [--rank N] [--link L]
 
 Classifies every GPU kernel into buckets (AllReduce, GEMM, attention, ...),
 cuts each rank's trace into engine steps (prefill / decode, CUDA-graph
@@ -47,6 +48,7 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (analyzeArgs, error) {
 	fs.StringVar(&a.format, "format", "table", "output format: "+strings.Join(driver.ReportFormats(), ", "))
 	fs.StringVar(&a.opt.RulesFile, "rules", "", "YAML file of classification rules tried before the built-in ones")
 	fs.StringVar(&a.opt.StepRegex, "step-regex", "", "RE2 regex: CPU annotations whose name matches start a step (overrides built-in step markers)")
+	linkFlag(fs, &a.opt.Link)
 	fs.Func("rank", "analyse this rank only", func(s string) error {
 		n, err := strconv.Atoi(s)
 		if err != nil {
@@ -65,4 +67,15 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (analyzeArgs, error) {
 	}
 	a.path = paths[0]
 	return a, checkOneOf("format", a.format, driver.ReportFormats())
+}
+
+// linkFlag adds --link, the link behind collective bus bandwidth, to fs.
+func linkFlag(fs *flag.FlagSet, link *string) {
+	fs.Func("link", "link between the GPUs for collective bus bandwidth: nvlink3|nvlink4|nvlink5|pcie4x16|pcie5x16 or GB/s per GPU and direction (default: from the GPU name)", func(s string) error {
+		if _, err := analyze.ParseLink(s); err != nil {
+			return err
+		}
+		*link = s
+		return nil
+	})
 }

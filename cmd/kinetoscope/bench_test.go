@@ -91,7 +91,7 @@ func TestPeakRSS(t *testing.T) {
 // copies' launches and kernels still joined by distinct correlation ids,
 // and that both layouts read the same.
 func TestBuildTrace(t *testing.T) {
-	src := publicTracePath(t, "tracelens-vllm-decode-full-graph.json.gz")
+	src := testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz")
 	one, err := ingest.ReadFile(src, ingest.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +131,7 @@ func TestBuildTrace(t *testing.T) {
 // TestBenchProcs runs a built binary (--procs runs the binary itself,
 // which in a test would be the test binary).
 func TestBenchProcs(t *testing.T) {
-	path := publicTracePath(t, "tracelens-vllm-decode-full-graph.json.gz")
+	path := testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz")
 	bin := filepath.Join(t.TempDir(), "kinetoscope")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v: %s", err, out)

@@ -10,13 +10,14 @@ import (
 	"strconv"
 	"strings"
 
+	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
 	"kinetoscope/driver"
 	"kinetoscope/render"
 )
 
 // chartUsage is the chart command's synopsis.
-const chartUsage = `usage: kinetoscope chart PATH --kind breakdown|steps|ranks|timeline [-o FILE.svg|.png] [--rank N] [--step N]
+const chartUsage = `usage: kinetoscope chart PATH --kind breakdown|steps|ranks|timeline|bandwidth [-o FILE.svg|.png] [--rank N] [--step N] [--link L]
        kinetoscope chart BASE HEAD --kind diff [-o FILE.svg|.png] [--reports]
 
 Draws one chart of an analysed run:
@@ -24,6 +25,7 @@ Draws one chart of an analysed run:
   steps      kernel time per step by bucket, prefill marked (one rank)
   ranks      per rank, compute next to communication transfer and wait
   timeline   one step's kernels per stream on a time axis (one rank)
+  bandwidth  collective bus bandwidth per message size, against the link's peak
   diff       base vs head ms per step by bucket, with the delta
 PATH is a trace file, a profile directory or an archive. The image format
 follows the -o extension (default SVG on stdout).
@@ -38,6 +40,7 @@ type chartArgs struct {
 	rank    int
 	step    int
 	reports bool
+	link    string
 }
 
 // chartKinds lists the chart kinds.
@@ -81,13 +84,13 @@ func drawChart(a chartArgs, f render.Format) ([]byte, error) {
 		if a.rank >= 0 {
 			opt.Rank = &a.rank
 		}
-		d, err := comparePaths(a.paths[0], a.paths[1], a.reports, opt)
+		d, err := comparePaths(a.paths[0], a.paths[1], a.reports, opt, analyze.Options{Link: a.link})
 		if err != nil {
 			return nil, err
 		}
 		return driver.DiffChart(d, f)
 	}
-	run, err := driver.Analyze(a.paths[0], driver.Options{})
+	run, err := driver.Analyze(a.paths[0], driver.Options{Analyze: analyze.Options{Link: a.link}})
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +121,7 @@ func parseChartArgs(args []string, stderr io.Writer) (chartArgs, error) {
 	fs.StringVar(&a.format, "format", "", "image format, svg or png (default: from -o)")
 	fs.Func("rank", "rank for steps and timeline (default: the first), or compared in diff (default: all)", intFlag(&a.rank))
 	fs.Func("step", "step index for timeline (default: the slowest step of the shown phase: decode, else prefill, else all; as the steps chart names it)", intFlag(&a.step))
+	linkFlag(fs, &a.link)
 	fs.BoolVar(&a.reports, "reports", false, "diff: BASE and HEAD are JSON reports from 'kinetoscope analyze --format json'")
 	var err error
 	if a.paths, err = parseInterspersed(fs, args); err != nil {

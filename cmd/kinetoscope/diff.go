@@ -11,7 +11,7 @@ import (
 )
 
 // diffUsage is the diff command's synopsis.
-const diffUsage = `usage: kinetoscope diff BASE HEAD [--format table|json|markdown] [--rank N] [--phase decode|prefill|all] [--reports]
+const diffUsage = `usage: kinetoscope diff BASE HEAD [--format table|json|markdown] [--rank N] [--phase decode|prefill|all] [--reports] [--link L]
 
 Compares two profiling runs bucket by bucket: step span, time and calls per
 step per bucket, kernels present in one run only, launch delay, metadata.
@@ -27,6 +27,7 @@ type diffArgs struct {
 	format     string
 	reports    bool
 	opt        diff.Options
+	analyze    analyze.Options
 }
 
 // runDiff is the diff command.
@@ -35,7 +36,7 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d, err := comparePaths(a.base, a.head, a.reports, a.opt)
+	d, err := comparePaths(a.base, a.head, a.reports, a.opt, a.analyze)
 	if err != nil {
 		return err
 	}
@@ -44,11 +45,11 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 
 // comparePaths loads two runs, as trace paths or (reports) saved JSON
 // reports, and compares them.
-func comparePaths(base, head string, reports bool, opt diff.Options) (*diff.Diff, error) {
+func comparePaths(base, head string, reports bool, opt diff.Options, aopt analyze.Options) (*diff.Diff, error) {
 	var sides [2]*analyze.Report
 	for i, p := range []string{base, head} {
 		var err error
-		if sides[i], err = loadDiffSide(p, reports); err != nil {
+		if sides[i], err = loadDiffSide(p, reports, aopt); err != nil {
 			return nil, err
 		}
 	}
@@ -62,6 +63,7 @@ func parseDiffArgs(args []string, stderr io.Writer) (diffArgs, error) {
 	fs.StringVar(&a.format, "format", "table", "output format: "+strings.Join(driver.DiffFormats(), ", "))
 	fs.StringVar(&a.opt.Phase, "phase", "decode", "steps compared: "+strings.Join(diff.Phases(), ", "))
 	fs.BoolVar(&a.reports, "reports", false, "BASE and HEAD are JSON reports from 'kinetoscope analyze --format json'")
+	linkFlag(fs, &a.analyze.Link)
 	rank := -1
 	fs.Func("rank", "compare this rank only (default: all ranks, pooled per step)", intFlag(&rank))
 	paths, err := parseInterspersed(fs, args)
@@ -84,7 +86,7 @@ func parseDiffArgs(args []string, stderr io.Writer) (diffArgs, error) {
 
 // loadDiffSide reads one side: a saved JSON report, or a trace path to
 // ingest and analyse.
-func loadDiffSide(path string, report bool) (*analyze.Report, error) {
+func loadDiffSide(path string, report bool, opt analyze.Options) (*analyze.Report, error) {
 	if report {
 		r, err := driver.ReadReport(path)
 		if err != nil {
@@ -92,7 +94,7 @@ func loadDiffSide(path string, report bool) (*analyze.Report, error) {
 		}
 		return r, nil
 	}
-	run, err := driver.Analyze(path, driver.Options{})
+	run, err := driver.Analyze(path, driver.Options{Analyze: opt})
 	if err != nil {
 		return nil, err
 	}

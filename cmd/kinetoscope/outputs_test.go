@@ -65,7 +65,7 @@ func outputCases(t *testing.T) []outputCase {
 		for _, f := range []string{"table", "json", "markdown", "csv", "csv-summary"} {
 			cs = append(cs, outputCase{id + " analyze " + f, []string{"analyze", "--format", f, p}})
 		}
-		for _, k := range []string{"breakdown", "steps", "ranks", "timeline"} {
+		for _, k := range []string{"breakdown", "steps", "ranks", "timeline", "bandwidth"} {
 			cs = append(cs, outputCase{id + " chart " + k, []string{"chart", "--kind", k, p}})
 		}
 	}
