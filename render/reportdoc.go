@@ -67,6 +67,7 @@ func HeadlineText(r *analyze.Report) string {
 	text := fmt.Sprintf("%s %s ms (p50 %s ms), GPU busy %s; %s leads %skernel time: %s, %s ms/step, %s calls/step",
 		lead, ms(h.SpanMeanUS), ms(h.SpanP50US), headlineBusyText(h), label, phase, pct(h.ShareOfKernel),
 		ms(h.USPerStep), count(h.CallsPerStep))
+	text += headlineBandwidthText(r)
 	text += headlineCommText(h)
 	text += fmt.Sprintf(" (%s, %s)", plural(h.Ranks, "rank"), plural(h.Steps, steps))
 	if o := h.Outlier; o != nil {
@@ -74,6 +75,28 @@ func HeadlineText(r *analyze.Report) string {
 		if o.MedianSpanUS > 0 && o.SpanUS > o.MedianSpanUS {
 			text += fmt.Sprintf(" (%.0fx the median step)", o.SpanUS/o.MedianSpanUS)
 		}
+	}
+	return text
+}
+
+// headlineBandwidthText adds, when a collective leads, its achieved bus
+// bandwidth at the message size with the most time, against the link's
+// peak when one is known.
+func headlineBandwidthText(r *analyze.Report) string {
+	h := r.Headline
+	if bucketInfo(r.Buckets, h.Bucket).Group != analyze.GroupCommunication {
+		return ""
+	}
+	row := r.Bandwidth.Lead(h.Phase, h.Bucket)
+	if row == nil {
+		return ""
+	}
+	text := fmt.Sprintf("; at %s it reaches %s GB/s bus bandwidth", sizeText(*row), gbps(row.BusBW))
+	if row.Basis == analyze.BasisKernel {
+		text += " (from kernel time, waiting included)"
+	}
+	if p := r.Bandwidth.Peak; p != nil && row.ShareOfPeak > 0 {
+		text += fmt.Sprintf(", %s of %s", pct(row.ShareOfPeak), p.Name)
 	}
 	return text
 }

@@ -170,3 +170,21 @@ func TestWriteReportEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadlineBandwidth: when a collective leads, the headline cites its
+// bus bandwidth at the size with the most time, against the link's peak.
+func TestHeadlineBandwidth(t *testing.T) {
+	r := &analyze.Report{
+		Headline: &analyze.Headline{Bucket: analyze.AllReduce, Label: "AllReduce", ShareOfKernel: 68.5, USPerStep: 1860, CallsPerStep: 8,
+			Steps: 32, Ranks: 2, Phase: "decode", SpanMeanUS: 6330, SpanP50US: 6030, BusyShare: 40},
+		Bandwidth: &analyze.Bandwidth{Peak: &analyze.LinkPeak{Name: "PCIe Gen5 x16", GBPerS: 64, Source: "--link pcie5x16"},
+			Rows: []analyze.BandwidthRow{
+				{Phase: "decode", Bucket: analyze.AllReduce, Bytes: 32768, BytesMin: 32768, BytesMax: 32768, Basis: analyze.BasisTransfer, BusBW: 3.044, ShareOfPeak: 4.76, KernelUSPerStep: 1860},
+				{Phase: "prefill", Bucket: analyze.AllReduce, Bytes: 4 << 20, BytesMin: 4 << 20, BytesMax: 4 << 20, Basis: analyze.BasisTransfer, BusBW: 25.1, ShareOfPeak: 39.2, KernelUSPerStep: 2170},
+			}},
+	}
+	want := "Decode step 6.33 ms (p50 6.03 ms), GPU busy 40.0% of it; AllReduce leads decode kernel time: 68.5%, 1.86 ms/step, 8 calls/step; at 32 KiB it reaches 3.04 GB/s bus bandwidth, 4.8% of PCIe Gen5 x16 (2 ranks, 32 decode steps)"
+	if got := HeadlineText(r); got != want {
+		t.Errorf("HeadlineText = %q, want %q", got, want)
+	}
+}
