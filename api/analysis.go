@@ -187,8 +187,8 @@ func layoutNames(files []store.File) []string {
 // analysisName returns f's name with the extension its kind needs, since
 // readers pick the format from the name.
 func analysisName(f store.File) string {
-	ext := kindExt(f.Kind)
-	if strings.HasSuffix(f.Name, ext) || (f.Kind == kindTarGz && strings.HasSuffix(f.Name, ".tgz")) {
+	ext := ingest.FormatExt(f.Kind)
+	if strings.HasSuffix(f.Name, ext) || (f.Kind == ingest.FormatTarGz && strings.HasSuffix(f.Name, ".tgz")) {
 		return f.Name
 	}
 	return f.Name + ext

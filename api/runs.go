@@ -16,6 +16,7 @@ import (
 
 	"kinetoscope/analyze"
 	"kinetoscope/api/store"
+	"kinetoscope/ingest"
 )
 
 // listRuns handles GET /api/v1/runs?limit=&offset=&label=k=v.
@@ -193,13 +194,13 @@ func (s *Server) getTrace(c echo.Context) error {
 // contentType returns the content type of a stored file's kind.
 func contentType(kind string) string {
 	switch kind {
-	case kindJSON:
+	case ingest.FormatJSON:
 		return "application/json"
-	case kindGzip, kindTarGz:
+	case ingest.FormatGzip, ingest.FormatTarGz:
 		return "application/gzip"
-	case kindTar:
+	case ingest.FormatTar:
 		return "application/x-tar"
-	case kindZip:
+	case ingest.FormatZip:
 		return "application/zip"
 	}
 	return "application/octet-stream"

@@ -18,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"kinetoscope/api/store"
+	"kinetoscope/ingest"
 )
 
 // isBodyType reports whether a content type is accepted for a
@@ -254,7 +255,7 @@ func (s *Server) readMultipart(req *http.Request, boundary string, up *upload) e
 	}
 	if len(up.files) > 1 {
 		for _, f := range up.files {
-			if f.Kind != kindJSON && f.Kind != kindGzip {
+			if f.Kind != ingest.FormatJSON && f.Kind != ingest.FormatGzip {
 				return badInput("%s: an archive must be uploaded alone, not with other files", f.Name)
 			}
 		}
@@ -296,7 +297,7 @@ func (s *Server) storeFile(ctx context.Context, r io.Reader, name string, up *up
 		}
 		return badInput("%s: empty body: nothing to analyse", displayName(name))
 	}
-	kind := sniffKind(head)
+	kind := ingest.Sniff(head)
 	lim := s.limits()
 	pr, pw := io.Pipe()
 	type result struct {
@@ -305,7 +306,8 @@ func (s *Server) storeFile(ctx context.Context, r io.Reader, name string, up *up
 	}
 	done := make(chan result, 1)
 	go func() {
-		k, err := lim.validate(displayName(name), kind, pr)
+		k, err := lim.Check(displayName(name), kind, pr)
+		err = checkFailure(err)
 		if err != nil {
 			pr.CloseWithError(err)
 		} else {
@@ -326,23 +328,23 @@ func (s *Server) storeFile(ctx context.Context, r io.Reader, name string, up *up
 	}
 	f := store.File{Name: name, SHA256: sha, Size: size, Kind: res.kind}
 	if f.Name == "" {
-		f.Name = "upload" + kindExt(f.Kind)
+		f.Name = "upload" + ingest.FormatExt(f.Kind)
 	}
-	if kind == kindZip {
+	if kind == ingest.FormatZip {
 		p, err := s.blobs.Local(ctx, sha)
 		if err != nil {
 			return err
 		}
-		if err := lim.validateZip(f.Name, p); err != nil {
-			return err
+		if err := lim.CheckZip(f.Name, p); err != nil {
+			return checkFailure(err)
 		}
 	}
 	up.files = append(up.files, f)
 	return nil
 }
 
-func (s *Server) limits() limits {
-	return limits{maxUncompressed: s.cfg.MaxUncompressedBytes, maxRatio: s.cfg.MaxRatio}
+func (s *Server) limits() ingest.Limits {
+	return ingest.Limits{MaxUncompressedBytes: s.cfg.MaxUncompressedBytes, MaxRatio: s.cfg.MaxRatio}
 }
 
 // cleanName keeps an uploaded file's name and the relative directories

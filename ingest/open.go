@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"archive/zip"
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -178,7 +177,7 @@ func (c *collector) file(p string, size int64) error {
 		return err
 	}
 	switch {
-	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
+	case isZip(head):
 		return c.zip(p, f, size)
 	case isTar(head):
 		return c.tar(p, f)
@@ -193,11 +192,6 @@ func (c *collector) file(p string, size int64) error {
 	}
 	c.add(p, func() (*Trace, error) { return readPath(p, size, c.opt) })
 	return nil
-}
-
-// isTar reports whether head is the start of a tar archive.
-func isTar(head []byte) bool {
-	return len(head) >= 262 && string(head[257:262]) == "ustar"
 }
 
 // readPath reads one trace file.

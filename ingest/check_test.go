@@ -1,0 +1,145 @@
+package ingest
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+func TestCheckMember(t *testing.T) {
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"rank0.pt.trace.json.gz", true},
+		{"prof/capture_traces/rank0.json", true},
+		{"./prof/rank0.json", true},
+		{"a..b.json", true},
+		{"../x", false},
+		{"prof/../../x", false},
+		{"/etc/passwd", false},
+		{`..\x`, false},
+		{`C:\x.json`, false},
+	}
+	for _, tc := range tests {
+		err := CheckMember("a.tar", tc.name)
+		if (err == nil) != tc.ok {
+			t.Errorf("CheckMember(%q) = %v, want ok %v", tc.name, err, tc.ok)
+		}
+	}
+}
+
+func gzOf(b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	zw.Close()
+	return buf.Bytes()
+}
+
+func tarOfSizes(members map[string]int) []byte {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for name, size := range members {
+		tw.WriteHeader(&tar.Header{Name: name, Size: int64(size), Mode: 0o644, Typeflag: tar.TypeReg})
+		tw.Write(bytes.Repeat([]byte(" "), size))
+	}
+	tw.Close()
+	return buf.Bytes()
+}
+
+func TestCheck(t *testing.T) {
+	lim := Limits{MaxUncompressedBytes: 1 << 20, MaxRatio: 200}
+	big := append([]byte("{"), bytes.Repeat([]byte(" "), 2<<20)...)
+	tests := []struct {
+		name     string
+		data     []byte
+		wantKind string
+		tooLarge bool
+		bad      bool // false: valid
+		msg      string
+	}{
+		{"json", []byte(` {"traceEvents": []}`), FormatJSON, false, false, ""},
+		{"json with BOM", []byte("\xef\xbb\xbf{}"), FormatJSON, false, false, ""},
+		{"gzip json", gzOf([]byte(`{"a":1}`)), FormatGzip, false, false, ""},
+		{"tar", tarOfSizes(map[string]int{"r0.json": 10}), FormatTar, false, false, ""},
+		{"tar.gz", gzOf(tarOfSizes(map[string]int{"r0.json": 10})), FormatTarGz, false, false, ""},
+		{"gzip over the limit", gzOf(big), FormatGzip, true, true, "more than 1048576 bytes"},
+		{"tar over the limit", tarOfSizes(map[string]int{"a.json": 600 << 10, "b.json": 600 << 10}), FormatTar, true, true, "add up to more than"},
+		{"tar with ..", tarOfSizes(map[string]int{"../a.json": 1}), FormatTar, false, true, "climbs out"},
+		{"html", []byte("<html>"), FormatJSON, false, true, "expected '{' at byte offset 0"},
+		{"truncated gzip", gzOf([]byte(`{"a":1}`))[:15], FormatGzip, false, true, "truncated gzip"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			kind, err := lim.Check("f", Sniff(tc.data), bytes.NewReader(tc.data))
+			if kind != tc.wantKind {
+				t.Errorf("kind %q, want %q", kind, tc.wantKind)
+			}
+			var ce *CheckError
+			switch {
+			case !tc.bad && err != nil:
+				t.Errorf("unexpected error %v", err)
+			case tc.bad && (!errors.As(err, &ce) || ce.TooLarge != tc.tooLarge || !strings.Contains(ce.Msg, tc.msg)):
+				t.Errorf("got %v, want a check error (too large: %v) with %q", err, tc.tooLarge, tc.msg)
+			}
+		})
+	}
+}
+
+// The ratio guard stops a bomb well before the absolute limit.
+func TestCheckRatio(t *testing.T) {
+	lim := Limits{MaxUncompressedBytes: 1 << 40, MaxRatio: 200}
+	var buf bytes.Buffer
+	buf.Write(gzOf([]byte("{")))
+	member := gzOf(make([]byte, 1<<20))
+	for range 512 { // 512 MiB of zeros in multistream gzip
+		buf.Write(member)
+	}
+	_, err := lim.Check("bomb", FormatGzip, io.NopCloser(&buf))
+	var ce *CheckError
+	if !errors.As(err, &ce) || !ce.TooLarge || !strings.Contains(ce.Msg, "times its compressed size") {
+		t.Fatalf("got %v, want the ratio guard", err)
+	}
+}
+
+// CheckZip refuses a zip whose member is a symbolic link, as a tar's link
+// is refused (the mode bits of a zip entry are read as an fs.FileMode).
+func TestCheckZipLink(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mode fs.FileMode
+		msg  string
+	}{
+		{"regular", 0o644, ""},
+		{"symlink", fs.ModeSymlink | 0o777, "is a link"},
+	} {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		h := &zip.FileHeader{Name: "rank0.json", Method: zip.Store}
+		h.SetMode(tc.mode)
+		w, err := zw.CreateHeader(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(`{"traceEvents": []}`))
+		zw.Close()
+		p := filepath.Join(t.TempDir(), "a.zip")
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err = Limits{MaxUncompressedBytes: 1 << 20, MaxRatio: 200}.CheckZip("a.zip", p)
+		if (tc.msg == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.msg)) {
+			t.Errorf("%s: CheckZip = %v, want %q", tc.name, err, tc.msg)
+		}
+	}
+}
