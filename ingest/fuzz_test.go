@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 )
@@ -13,17 +12,8 @@ import (
 // events, re-encoded, to seed the fuzzer with real event shapes.
 func smallRealTrace(f *testing.F, name string, n int) []byte {
 	f.Helper()
-	file, err := os.Open(publicTrace(f, name))
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer file.Close()
-	zr, err := gzip.NewReader(file)
-	if err != nil {
-		f.Fatal(err)
-	}
 	var doc map[string]json.RawMessage
-	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
+	if err := json.Unmarshal(gunzipFile(f, publicTrace(f, name)), &doc); err != nil {
 		f.Fatal(err)
 	}
 	var events []json.RawMessage

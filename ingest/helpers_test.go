@@ -1,6 +1,9 @@
 package ingest
 
 import (
+	"bytes"
+	"compress/gzip"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -41,4 +44,23 @@ func realTraces(t testing.TB, variant string) []string {
 		t.Fatalf("no traces in %s: %v", dir, err)
 	}
 	return files
+}
+
+// gunzipFile returns the JSON text of a gzipped trace file.
+func gunzipFile(t testing.TB, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(zr); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

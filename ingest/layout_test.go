@@ -9,8 +9,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/klauspost/compress/gzip"
 )
 
 // model is everything a Trace holds, columns as slices and names resolved,
@@ -146,25 +144,6 @@ func readText(t *testing.T, text []byte, name string, bs int) *Trace {
 		t.Fatalf("%s: %v", name, err)
 	}
 	return tr
-}
-
-// gunzipFile returns the JSON text of a gzipped trace file.
-func gunzipFile(t *testing.T, path string) []byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if _, err := b.ReadFrom(zr); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
 }
 
 // TestLayoutsSameModel reads real traces in Kineto's own layout, as

@@ -1,11 +1,10 @@
 package ingest
 
 import (
-	"compress/gzip"
+	"bytes"
 	"encoding/json"
 	"maps"
 	"math/big"
-	"os"
 	"path/filepath"
 	"testing"
 )
@@ -31,16 +30,7 @@ type refTotals struct {
 // refDecode decodes a gzipped trace into maps and counts it the slow way.
 func refDecode(t *testing.T, path string) refCounts {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := json.NewDecoder(zr)
+	dec := json.NewDecoder(bytes.NewReader(gunzipFile(t, path)))
 	dec.UseNumber()
 	var doc map[string]any
 	if err := dec.Decode(&doc); err != nil {

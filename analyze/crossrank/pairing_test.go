@@ -215,26 +215,33 @@ func TestRealPairing(t *testing.T) {
 		whole := readTraces(t, paths...)
 		truth := truthInstances(t, paths, whole)
 		for _, d := range damages() {
-			t.Run(variant+"/"+d.name, func(t *testing.T) {
-				ts, maps := d.apply(whole)
-				a, err := Align(ts, nil, Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				want := expectedInstances(truth, maps)
-				events := 0
-				for _, tr := range ts {
-					events += len(collectiveIndices(tr))
-				}
-				t.Logf("matched %d unmatched %d clock %s; %q", a.Matched, a.Unmatched, a.Clock, a.Mismatches)
-				if a.Matched != len(want) || a.Unmatched != events-len(ts)*len(want) {
-					t.Errorf("matched %d unmatched %d, want %d %d", a.Matched, a.Unmatched, len(want), events-len(ts)*len(want))
-				}
-				comparePairing(t, gotInstances(t, a), want)
-				checkMismatch(t, a.Mismatches, d.reason)
-			})
+			t.Run(variant+"/"+d.name, func(t *testing.T) { checkDamage(t, whole, truth, d) })
 		}
 	}
+}
+
+// checkDamage applies d to whole, aligns the result and checks that exactly
+// the instances of the raw pairing (truth) whose events survived are
+// matched, that the rest is counted unmatched, and that the mismatch
+// names d's reason.
+func checkDamage(t *testing.T, whole []*ingest.Trace, truth [][]int, d damage) {
+	t.Helper()
+	ts, maps := d.apply(whole)
+	a, err := Align(ts, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := expectedInstances(truth, maps)
+	events := 0
+	for _, tr := range ts {
+		events += len(collectiveIndices(tr))
+	}
+	t.Logf("matched %d unmatched %d clock %s; %q", a.Matched, a.Unmatched, a.Clock, a.Mismatches)
+	if a.Matched != len(want) || a.Unmatched != events-len(ts)*len(want) {
+		t.Errorf("matched %d unmatched %d, want %d %d", a.Matched, a.Unmatched, len(want), events-len(ts)*len(want))
+	}
+	comparePairing(t, gotInstances(t, a), want)
+	checkMismatch(t, a.Mismatches, d.reason)
 }
 
 // damages are the damages TestRealPairing applies, each alone and on
@@ -296,23 +303,6 @@ func TestSynthEightRanks(t *testing.T) {
 		{name: "all wait 280 ms for rank 1 at the first collective", apply: firstWait(1, 280_000_000)},
 	}
 	for _, d := range tests {
-		t.Run(d.name, func(t *testing.T) {
-			ts, maps := d.apply(whole)
-			a, err := Align(ts, nil, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := expectedInstances(truth, maps)
-			events := 0
-			for _, tr := range ts {
-				events += len(collectiveIndices(tr))
-			}
-			t.Logf("matched %d unmatched %d clock %s; %q", a.Matched, a.Unmatched, a.Clock, a.Mismatches)
-			if a.Matched != len(want) || a.Unmatched != events-len(ts)*len(want) {
-				t.Errorf("matched %d unmatched %d, want %d %d", a.Matched, a.Unmatched, len(want), events-len(ts)*len(want))
-			}
-			comparePairing(t, gotInstances(t, a), want)
-			checkMismatch(t, a.Mismatches, d.reason)
-		})
+		t.Run(d.name, func(t *testing.T) { checkDamage(t, whole, truth, d) })
 	}
 }
