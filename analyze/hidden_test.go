@@ -35,8 +35,9 @@ func hideMarks(t *testing.T, path string) *ingest.Set {
 
 // TestHiddenMarksInferred: the real samples with every step mark hidden
 // are cut by their repetition into exactly the steps their generator ran,
-// the prefill told from decode by kernel evidence, with the collectives of
-// every decode step as the truth says.
+// the prefill told from decode by the tokens of the embedding's recorded
+// input shapes, with the collectives of every decode step as the truth
+// says.
 func TestHiddenMarksInferred(t *testing.T) {
 	for _, variant := range sampletraces.RealVariants() {
 		dir := testkit.Real(t, variant)
@@ -53,6 +54,19 @@ func TestHiddenMarksInferred(t *testing.T) {
 			for _, s := range rk.Steps {
 				if s.Phase == PhasePrefill {
 					pre++
+				}
+				// The samples recorded shapes: the embedding looked up
+				// 4 x 128 prompt tokens at prefill, 4 at each decode step;
+				// in cudagraph the decode embedding runs inside the graph
+				// (no CPU op), so kernel evidence decides there.
+				want := map[string]int{PhasePrefill: 512, PhaseDecode: 4}[s.Phase]
+				source := "record_shapes"
+				if variant == "cudagraph" {
+					want, source = map[string]int{PhasePrefill: 512}[s.Phase], "GEMM time"
+				}
+				if s.Tokens != want || !strings.Contains(s.PhaseSource, source) {
+					t.Errorf("%s rank %d step %d: %s with %d tokens (%s); want %d tokens, phase from %s",
+						variant, rk.Rank, s.Index, s.Phase, s.Tokens, s.PhaseSource, want, source)
 				}
 				if s.Phase == PhaseDecode && (s.Buckets[AllReduce].Count != truth.PerRankStep.AllReduce || s.Buckets[AllGather].Count != truth.PerRankStep.AllGather) {
 					t.Errorf("%s rank %d step %d: %d allreduce, %d allgather; want %d, %d", variant, rk.Rank, s.Index,

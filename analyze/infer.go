@@ -258,12 +258,21 @@ const (
 	prefillGEMMRatio   = 1.3
 )
 
+// Thresholds of the shape evidence for prefill: a step that looks up this
+// multiple of the median step's tokens, and at least minPrefillTokens.
+const (
+	prefillTokenRatio = 4
+	minPrefillTokens  = 32
+)
+
 // inferPhases sets the phase of steps whose mark does not give one. A step
 // with no GPU work is empty, whatever its mark says. Training traces stay
-// unknown; otherwise, with three steps or more, a step whose compute time
-// (kernel time less communication, which waits on other ranks) and GEMM
-// time both stand well above the median step's is prefill, the others
-// decode.
+// unknown; otherwise, with three steps or more: when the trace recorded
+// shapes (Step.Tokens from the embedding's input), a step that looks up
+// far more tokens than the median step is prefill; else, a step whose
+// compute time (kernel time less communication, which waits on other
+// ranks) and GEMM time both stand well above the median step's is prefill.
+// The others are decode.
 func inferPhases(steps []Step, training bool) {
 	var open []int
 	for i := range steps {
@@ -285,6 +294,7 @@ func inferPhases(steps []Step, training bool) {
 		gt = append(gt, gemmUS(&steps[i]))
 	}
 	medK, medG := quantileFloat(kt, 0.5), quantileFloat(gt, 0.5)
+	medT, shapes := medianTokens(steps, open)
 	for _, i := range open {
 		s := &steps[i]
 		kr, gr := computeUS(s)/medK, gemmUS(s)/max(medG, 1e-9)
@@ -293,6 +303,13 @@ func inferPhases(steps []Step, training bool) {
 			s.Phase, s.PhaseSource = PhaseUnknown, "inferred: training trace (backward or optimizer kernels)"
 		case len(open) < 3 || medK == 0:
 			s.Phase, s.PhaseSource = PhaseUnknown, "inferred: too few steps to compare"
+		case shapes:
+			tr := float64(s.Tokens) / medT
+			s.Phase = PhaseDecode
+			if tr >= prefillTokenRatio && s.Tokens >= minPrefillTokens {
+				s.Phase = PhasePrefill
+			}
+			s.PhaseSource = fmt.Sprintf("inferred: %d tokens looked up by the embedding (record_shapes), %.1fx the median step's", s.Tokens, tr)
 		case kr >= prefillKernelRatio && gr >= prefillGEMMRatio:
 			s.Phase, s.PhaseSource = PhasePrefill, fmt.Sprintf("inferred: compute time %.1fx and GEMM time %.1fx the median step's", kr, gr)
 		default:
@@ -314,4 +331,17 @@ func computeUS(s *Step) float64 {
 
 func gemmUS(s *Step) float64 {
 	return s.Buckets[GEMM].US + s.Buckets[MarlinGEMM].US
+}
+
+// medianTokens returns the median Step.Tokens over the open steps, and
+// whether every open step has tokens (the trace recorded shapes).
+func medianTokens(steps []Step, open []int) (float64, bool) {
+	var ts []float64
+	for _, i := range open {
+		if steps[i].Tokens <= 0 {
+			return 0, false
+		}
+		ts = append(ts, float64(steps[i].Tokens))
+	}
+	return quantileFloat(ts, 0.5), len(ts) > 0
 }

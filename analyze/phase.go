@@ -3,17 +3,35 @@ package analyze
 // buildSteps turns the step accumulators into Steps.
 func (p *rankPass) buildSteps() []Step {
 	out := make([]Step, len(p.steps))
+	looked := p.embeddingTokens()
 	for i := range p.steps {
 		a, m := &p.steps[i], &p.marks[i]
 		s := Step{Index: i, Name: m.name, Phase: m.phase, PhaseSource: m.phaseSource,
 			Tokens: m.tokens, Batch: m.batch, StartUS: us(m.start),
 			KernelUS: us(a.kernelNS), BusyUS: us(a.busyNS), Kernels: a.events,
 			GraphLaunches: a.graphLaunches, Buckets: p.bucketStats(a)}
+		if s.Tokens == 0 {
+			s.Tokens = int(looked[i])
+		}
 		if a.events > 0 {
 			s.SpanUS = us(a.last - a.first)
 			s.IdleUS = max(0, s.SpanUS-s.BusyUS)
 		}
 		out[i] = s
+	}
+	return out
+}
+
+// embeddingTokens sums, per step, the tokens the embedding looked up in it
+// (the trace's recorded shapes; zeros without them). A lookup belongs to the
+// step in which it ran on the CPU.
+func (p *rankPass) embeddingTokens() []int64 {
+	out := make([]int64, len(p.steps))
+	hint := 0
+	for _, e := range p.t.Embeddings.All() {
+		if s := p.stepAt(e.Start, &hint); s >= 0 {
+			out[s] += e.Tokens
+		}
 	}
 	return out
 }

@@ -7,6 +7,7 @@ type argVals struct {
 	hasCorr, hasStream, hasDev   bool
 	grid, block                  [3]int32
 	name                         []byte // args.name of metadata events
+	inputDims                    []byte // args "Input Dims" (record_shapes), raw
 	coll                         rawColl
 }
 
@@ -119,6 +120,7 @@ const (
 	argDtype
 	argPG
 	argRanks
+	argInputDims
 )
 
 // argKeyOf returns the argKey of a raw args key.
@@ -156,6 +158,8 @@ func argKeyOf(key []byte) argKey {
 		return argPG
 	case "Process Group Ranks":
 		return argRanks
+	case "Input Dims":
+		return argInputDims
 	}
 	return argOther
 }
@@ -245,6 +249,8 @@ func (s *scanner) argField(key argKey, i int, a *argVals) (int, error) {
 		c.pg = raw
 	case argRanks:
 		c.ranks = raw
+	case argInputDims:
+		a.inputDims = raw
 	}
 	return next, nil
 }

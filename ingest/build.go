@@ -67,7 +67,7 @@ func (p *builder) add(s *scanner, ev *rawEvent) error {
 	case catKernel, catMemcpy, catMemset, catRuntime, catDriver,
 		catUserAnnotation, catGPUAnnotation:
 	case catCPUOp:
-		if string(ev.name) != "record_param_comms" {
+		if !keptCPUOp(ev.name) {
 			return nil
 		}
 	case catPython:
@@ -148,6 +148,11 @@ func (p *builder) keep(c category, ev *rawEvent, start, dur int64) error {
 		p.t.Annotations.Append(Annotation{Start: start, Dur: dur, Name: p.name(ev),
 			Thread: int32(stream), GPU: true})
 	case catCPUOp:
+		if string(ev.name) == embeddingOp {
+			p.t.Embeddings.Append(Embedding{Start: start, Dur: dur, Thread: p.thread(ev.pid, ev.tid),
+				Tokens: embeddingTokens(a.inputDims)})
+			return nil
+		}
 		p.t.CommOps.Append(CommOp{Start: start, Dur: dur, ExternalID: a.external,
 			Thread: p.thread(ev.pid, ev.tid), Args: p.collective(&a.coll)})
 	}

@@ -111,6 +111,18 @@ type CommOp struct {
 	Args       CollectiveArgs
 }
 
+// Embedding is one aten::embedding CPU op: the model's token lookup, run
+// once a forward pass. Its indices' shape (record_shapes) counts the
+// tokens the step ran.
+type Embedding struct {
+	Start  int64 // ns
+	Dur    int64 // ns
+	Thread int32
+	// Tokens is the number of token ids looked up (the product of the
+	// indices' dims); 0 when the trace recorded no shapes.
+	Tokens int64
+}
+
 // Device describes one GPU from the trace's deviceProperties.
 type Device struct {
 	ID            int
@@ -194,6 +206,9 @@ type Trace struct {
 	// Counts.PythonFunctions and skipped unparsed.
 	PythonCalls Chunks[Annotation]
 	CommOps     Chunks[CommOp]
+	// Embeddings are the aten::embedding CPU ops, with the tokens of their
+	// input when the trace recorded shapes.
+	Embeddings  Chunks[Embedding]
 	Collectives []CollectiveArgs
 
 	Counts   Counts
