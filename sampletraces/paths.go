@@ -1,6 +1,6 @@
 // Package sampletraces locates the sample traces that tests, benchmarks and
 // the service use: the project's real GPU traces under sampletraces/real and
-// the public traces in ../shared/traces/public beside the repository.
+// the public traces copied into sampletraces/public.
 package sampletraces
 
 import (
@@ -43,14 +43,15 @@ func RepoRoot() (string, error) {
 	}
 }
 
-// PublicDir returns ../shared/traces/public relative to the repository root,
-// and an error naming the path when it is missing.
+// PublicDir returns sampletraces/public (the public traces copied from
+// ../shared/traces/public, with their SOURCES.md), and an error naming the
+// path when it is missing.
 func PublicDir() (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	return existing(filepath.Join(root, "..", "shared", "traces", "public"))
+	return existing(filepath.Join(root, "sampletraces", "public"))
 }
 
 // Public returns the path of one public trace, e.g.
