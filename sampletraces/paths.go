@@ -43,9 +43,9 @@ func RepoRoot() (string, error) {
 	}
 }
 
-// PublicDir returns sampletraces/public (the public traces copied from
-// ../shared/traces/public, with their SOURCES.md), and an error naming the
-// path when it is missing.
+// PublicDir returns sampletraces/public (real public traces of two other
+// projects, with their SOURCES.md), and an error naming the path when it
+// is missing.
 func PublicDir() (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
