@@ -6,21 +6,25 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"kinetoscope/api"
+	"kinetoscope/sampletraces"
 )
 
 // serveFlags are the serve command's settings.
 type serveFlags struct {
 	addr, data, token, samples string
+	noSamples                  bool
 	maxUpload, maxUncompressed int64
 	workers                    int
 	// grace is how long a shutdown waits for the requests in progress
@@ -35,7 +39,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.StringVar(&f.addr, "addr", ":8080", "listen address")
 	fs.StringVar(&f.data, "data", "kinetoscope-data", "data directory (SQLite database and uploaded files)")
 	fs.StringVar(&f.token, "token", os.Getenv("KINETOSCOPE_TOKEN"), "bearer token required for uploads and deletes (default $KINETOSCOPE_TOKEN; empty: none)")
-	fs.StringVar(&f.samples, "samples", "", "directory of sample runs loaded on first start (default: sampletraces/real when present)")
+	fs.StringVar(&f.samples, "samples", "", "directory of sample runs loaded on first start (default: the real sample runs built into the binary)")
+	fs.BoolVar(&f.noSamples, "no-samples", false, "load no sample runs on first start")
 	fs.Int64Var(&f.maxUpload, "max-upload", 8<<30, "largest upload request body, bytes")
 	fs.Int64Var(&f.maxUncompressed, "max-uncompressed", 64<<30, "largest decompressed size of one gzip stream or archive, bytes")
 	fs.IntVar(&f.workers, "workers", 2, "analyses run at once")
@@ -78,13 +83,8 @@ func serve(ctx context.Context, ln net.Listener, f *serveFlags, stdout io.Writer
 		return err
 	}
 	defer srv.Close()
-	if dir := samplesDir(f.samples); dir != "" {
-		runs, err := srv.LoadSamples(ctx, dir)
-		if err != nil {
-			log.Warn("loading samples", "dir", dir, "err", err)
-		} else if len(runs) > 0 {
-			log.Info("loaded sample runs", "dir", dir, "runs", len(runs))
-		}
+	if !f.noSamples {
+		loadSamples(ctx, srv, f, log)
 	}
 	hs := &http.Server{}
 	srv.ConfigureHTTP(hs)
@@ -114,17 +114,32 @@ func shutdown(hs *http.Server, grace time.Duration, log *slog.Logger) {
 	}
 }
 
-// samplesDir returns the samples directory to load: the flag, else
-// sampletraces/real below the working directory when it exists.
-func samplesDir(flagDir string) string {
-	if flagDir != "" {
-		return flagDir
+// loadSamples loads the sample runs on the data directory's first start:
+// the --samples directory, else the real sample runs built into the binary
+// (written out under the data directory first), and logs what it loaded.
+func loadSamples(ctx context.Context, srv *api.Server, f *serveFlags, log *slog.Logger) {
+	dir := f.samples
+	if dir == "" {
+		dir = filepath.Join(f.data, "bundled-samples")
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			if err := os.CopyFS(dir, sampletraces.Bundled()); err != nil {
+				log.Warn("writing the bundled sample runs", "dir", dir, "err", err)
+				return
+			}
+		}
 	}
-	d := filepath.Join("sampletraces", "real")
-	if st, err := os.Stat(d); err == nil && st.IsDir() {
-		return d
+	runs, err := srv.LoadSamples(ctx, dir)
+	if err != nil {
+		log.Warn("loading samples", "dir", dir, "err", err)
+		return
 	}
-	return ""
+	if len(runs) > 0 {
+		names := make([]string, len(runs))
+		for i, r := range runs {
+			names[i] = r.Name
+		}
+		log.Info("loaded sample runs", "dir", dir, "runs", len(runs), "names", strings.Join(names, ", "))
+	}
 }
 
 // displayAddr turns ":8080" style addresses into a clickable host:port.

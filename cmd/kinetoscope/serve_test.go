@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -167,4 +169,63 @@ func countRuns(t *testing.T, data string) int {
 		t.Fatal(err)
 	}
 	return total
+}
+
+// serve started outside the repository, with no --samples, loads the real
+// sample runs built into the binary; --no-samples loads none.
+func TestServeBundledSamples(t *testing.T) {
+	entries, err := fs.ReadDir(sampletraces.Bundled(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, e := range entries {
+		if e.IsDir() {
+			want = append(want, e.Name())
+		}
+	}
+	t.Chdir(t.TempDir())
+	for _, tc := range []struct {
+		noSamples bool
+		want      []string
+	}{{false, want}, {true, nil}} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		f := &serveFlags{data: t.TempDir(), noSamples: tc.noSamples, maxUpload: 1 << 30, maxUncompressed: 1 << 30, workers: 1}
+		done := make(chan error, 1)
+		go func() { done <- serve(ctx, ln, f, io.Discard) }()
+		var got []string
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			var list struct {
+				Runs []struct {
+					Name string `json:"name"`
+				} `json:"runs"`
+			}
+			resp, err := http.Get("http://" + ln.Addr().String() + "/api/v1/runs?limit=100")
+			if err != nil {
+				continue
+			}
+			err = json.NewDecoder(resp.Body).Decode(&list)
+			resp.Body.Close()
+			if err != nil {
+				continue
+			}
+			got = got[:0]
+			for _, r := range list.Runs {
+				got = append(got, r.Name)
+			}
+			if len(got) >= len(tc.want) {
+				break
+			}
+		}
+		cancel()
+		<-done
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("no-samples %v: runs %q, want %q", tc.noSamples, got, tc.want)
+		}
+	}
 }
