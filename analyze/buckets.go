@@ -29,6 +29,7 @@ const (
 	Norm          BucketID = "norm"
 	Activation    BucketID = "activation"
 	Elementwise   BucketID = "elementwise"
+	Embedding     BucketID = "embedding"
 	Sampling      BucketID = "sampling"
 	Memcpy        BucketID = "memcpy"
 	Memset        BucketID = "memset"
@@ -60,6 +61,7 @@ func Buckets() []Bucket {
 		{Norm, "Norm", GroupCompute},
 		{Activation, "Activation", GroupCompute},
 		{Elementwise, "Elementwise", GroupCompute},
+		{Embedding, "Embedding tables", GroupCompute},
 		{Sampling, "Sampling", GroupCompute},
 		{Memcpy, "Memcpy", GroupMemory},
 		{Memset, "Memset", GroupMemory},

@@ -17,45 +17,33 @@ func rgb(v uint32) color.NRGBA {
 // for communication, cool ones for compute, yellow and greys for memory
 // and other. Unknown ids get a neutral grey.
 func BucketColor(id analyze.BucketID) color.NRGBA {
-	switch id {
-	case analyze.AllReduce:
-		return rgb(0xD55E00) // Okabe-Ito vermillion
-	case analyze.AllGather:
-		return rgb(0x882255) // Tol wine
-	case analyze.ReduceScatter:
-		return rgb(0xCC6677) // Tol rose
-	case analyze.AllToAll:
-		return rgb(0xE69F00) // Okabe-Ito orange
-	case analyze.Broadcast:
-		return rgb(0xCC79A7) // Okabe-Ito reddish purple
-	case analyze.SendRecv:
-		return rgb(0xAA4499) // Tol purple
-	case analyze.CommOther:
-		return rgb(0xDDCC77) // Tol sand
-	case analyze.MarlinGEMM:
-		return rgb(0x0072B2) // Okabe-Ito blue
-	case analyze.GEMM:
-		return rgb(0x332288) // Tol indigo
-	case analyze.Attention:
-		return rgb(0x009E73) // Okabe-Ito bluish green
-	case analyze.MoERouting:
-		return rgb(0x56B4E9) // Okabe-Ito sky blue
-	case analyze.Norm:
-		return rgb(0x44AA99) // Tol teal
-	case analyze.Activation:
-		return rgb(0x117733) // Tol green
-	case analyze.Elementwise:
-		return rgb(0x88CCEE) // Tol cyan
-	case analyze.Sampling:
-		return rgb(0x999933) // Tol olive
-	case analyze.Memcpy:
-		return rgb(0xF0E442) // Okabe-Ito yellow
-	case analyze.Memset:
-		return rgb(0xDDDDDD) // Tol pale grey
-	case analyze.Other:
-		return rgb(0x999999) // Okabe-Ito grey
+	if v, ok := bucketHex[id]; ok {
+		return rgb(v)
 	}
 	return rgb(0xBBBBBB)
+}
+
+// bucketHex holds each bucket's colour as 0xRRGGBB; it is read only.
+var bucketHex = map[analyze.BucketID]uint32{
+	analyze.AllReduce:     0xD55E00, // Okabe-Ito vermillion
+	analyze.AllGather:     0x882255, // Tol wine
+	analyze.ReduceScatter: 0xCC6677, // Tol rose
+	analyze.AllToAll:      0xE69F00, // Okabe-Ito orange
+	analyze.Broadcast:     0xCC79A7, // Okabe-Ito reddish purple
+	analyze.SendRecv:      0xAA4499, // Tol purple
+	analyze.CommOther:     0xDDCC77, // Tol sand
+	analyze.MarlinGEMM:    0x0072B2, // Okabe-Ito blue
+	analyze.GEMM:          0x332288, // Tol indigo
+	analyze.Attention:     0x009E73, // Okabe-Ito bluish green
+	analyze.MoERouting:    0x56B4E9, // Okabe-Ito sky blue
+	analyze.Norm:          0x44AA99, // Tol teal
+	analyze.Activation:    0x117733, // Tol green
+	analyze.Elementwise:   0x88CCEE, // Tol cyan
+	analyze.Embedding:     0x6699CC, // Tol medium blue
+	analyze.Sampling:      0x999933, // Tol olive
+	analyze.Memcpy:        0xF0E442, // Okabe-Ito yellow
+	analyze.Memset:        0xDDDDDD, // Tol pale grey
+	analyze.Other:         0x999999, // Okabe-Ito grey
 }
 
 // Colours of things that are not buckets, as 0xRRGGBB.
