@@ -147,7 +147,7 @@ func checkJSONStart(name string, br *bufio.Reader) error {
 // checkGzip decompresses a gzip stream, checking its size, ratio and
 // integrity, then its content (JSON or tar).
 func (l Limits) checkGzip(name string, r io.Reader) (string, error) {
-	cr := &countReader{r: r}
+	cr := &countingReader{r: r}
 	zr, err := gzip.NewReader(cr)
 	if err != nil {
 		return FormatGzip, contentError("%s: bad gzip header: %v", name, err)
@@ -170,14 +170,14 @@ func (l Limits) checkGzip(name string, r io.Reader) (string, error) {
 	case lr.err != nil:
 		return kind, lr.err
 	case err != nil:
-		return kind, checkGzipError(name, cr.n, err)
+		return kind, checkGzipError(name, cr.n.Load(), err)
 	}
 	// A tar stream may end before the gzip stream: read on to check it all.
 	if _, err := io.Copy(io.Discard, br); err != nil {
 		if lr.err != nil {
 			return kind, lr.err
 		}
-		return kind, checkGzipError(name, cr.n, err)
+		return kind, checkGzipError(name, cr.n.Load(), err)
 	}
 	return kind, nil
 }
@@ -194,7 +194,7 @@ func checkGzipError(name string, at int64, err error) error {
 type inflateLimit struct {
 	name string
 	r    io.Reader
-	in   *countReader
+	in   *countingReader
 	lim  Limits
 	n    int64
 	err  error
@@ -210,25 +210,12 @@ func (l *inflateLimit) Read(p []byte) (int, error) {
 	switch {
 	case l.n > l.lim.MaxUncompressedBytes:
 		l.err = tooLargeError("%s: decompresses to more than %d bytes (the limit): refusing it as a possible gzip bomb", l.name, l.lim.MaxUncompressedBytes)
-	case l.n > ratioFloor && l.n > l.lim.MaxRatio*l.in.n:
-		l.err = tooLargeError("%s: decompresses more than %d times its compressed size (%d bytes from %d): refusing it as a gzip bomb", l.name, l.lim.MaxRatio, l.n, l.in.n)
+	case l.n > ratioFloor && l.n > l.lim.MaxRatio*l.in.n.Load():
+		l.err = tooLargeError("%s: decompresses more than %d times its compressed size (%d bytes from %d): refusing it as a gzip bomb", l.name, l.lim.MaxRatio, l.n, l.in.n.Load())
 	}
 	if l.err != nil {
 		return n, l.err
 	}
-	return n, err
-}
-
-// countReader counts the bytes read through it.
-type countReader struct {
-	r io.Reader
-	n int64
-}
-
-// Read reads from the underlying reader and counts.
-func (c *countReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
 	return n, err
 }
 

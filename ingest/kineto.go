@@ -29,13 +29,8 @@ const (
 // unchanged).
 func (s *scanner) kinetoPrefix(i int, ev *rawEvent) (next int, done bool, err error) {
 	b := s.buf
-	var j int
-	switch {
-	case len(b)-i > len(kinetoXCat) && string(b[i:i+len(kinetoXCat)]) == kinetoXCat:
-		j = i + len(kinetoXCat)
-	case len(b)-i > len(compactXCat) && string(b[i:i+len(compactXCat)]) == compactXCat:
-		j = i + len(compactXCat)
-	default:
+	j := skipEither(b, i, kinetoXCat, compactXCat)
+	if j < 0 {
 		return i, false, nil
 	}
 	q := closingQuote(b, j)
@@ -55,6 +50,18 @@ func (s *scanner) kinetoPrefix(i int, ev *rawEvent) (next int, done bool, err er
 	return s.after(q+1, "an event")
 }
 
+// skipEither returns the index right after x or y, whichever stands at
+// b[i:] with at least one byte after it, or -1 when neither does.
+func skipEither(b []byte, i int, x, y string) int {
+	switch {
+	case len(b)-i > len(x) && string(b[i:i+len(x)]) == x:
+		return i + len(x)
+	case len(b)-i > len(y) && string(b[i:i+len(y)]) == y:
+		return i + len(y)
+	}
+	return -1
+}
+
 // The ways the name member follows the category, up to the name's first
 // byte: by Kineto's writer and as compact JSON.
 const (
@@ -70,13 +77,8 @@ const (
 // the next member, as kinetoPrefix does.
 func (s *scanner) pythonName(i int, ev *rawEvent) (next int, done bool, err error) {
 	b := s.buf
-	var j int
-	switch {
-	case len(b)-i > len(kinetoNameSep) && string(b[i:i+len(kinetoNameSep)]) == kinetoNameSep:
-		j = i + len(kinetoNameSep)
-	case len(b)-i > len(compactNameSep) && string(b[i:i+len(compactNameSep)]) == compactNameSep:
-		j = i + len(compactNameSep)
-	default:
+	j := skipEither(b, i, kinetoNameSep, compactNameSep)
+	if j < 0 {
 		return s.after(i, "an event")
 	}
 	q := bytes.IndexByte(b[j:], '"') + j

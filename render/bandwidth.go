@@ -111,16 +111,9 @@ func basisText(r analyze.BandwidthRow) string {
 	return "kernel, includes waiting"
 }
 
-// gbps formats a bandwidth in GB/s with three significant digits.
-func gbps(v float64) string {
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.2f", v)
-}
+// gbps formats a bandwidth in GB/s with three significant digits, two
+// decimals at most: 412, 41.2, 4.12, 0.41.
+func gbps(v float64) string { return sig3(v, 2) }
 
 // thousands writes n with commas between groups of three digits.
 func thousands(n int64) string {

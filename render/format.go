@@ -12,17 +12,22 @@ func ms(us float64) string { return fmt.Sprintf("%.2f", us/1000) }
 
 // msSig formats microseconds as milliseconds with three significant
 // digits at most: 21.7, 2.10, 0.412.
-func msSig(us float64) string {
-	v := us / 1000
+func msSig(us float64) string { return sig3(us/1000, 3) }
+
+// sig3 formats v with three significant digits, but with no more than
+// maxDecimals decimals: sig3(21.73, 3) is 21.7, sig3(0.4123, 3) 0.412 and
+// sig3(0.4123, 2) 0.41.
+func sig3(v float64, maxDecimals int) string {
+	decimals := 3
 	switch a := math.Abs(v); {
 	case a >= 100:
-		return fmt.Sprintf("%.0f", v)
+		decimals = 0
 	case a >= 10:
-		return fmt.Sprintf("%.1f", v)
+		decimals = 1
 	case a >= 1:
-		return fmt.Sprintf("%.2f", v)
+		decimals = 2
 	}
-	return fmt.Sprintf("%.3f", v)
+	return strconv.FormatFloat(v, 'f', min(decimals, maxDecimals), 64)
 }
 
 // msFine formats microseconds as milliseconds, with three decimals below

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,8 +16,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/klauspost/compress/gzip"
 
 	"kinetoscope/ingest"
 )
@@ -228,26 +225,14 @@ func measure(f func() error) (benchPhase, error) {
 // gunzipAll decompresses the file to io.Discard (or reads it, if it is not
 // gzip) and records its sizes.
 func gunzipAll(path string, res *benchResult) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 256<<10)
-	var r io.Reader = br
-	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
+	return readMaybeGzip(path, func(r io.Reader) error {
+		n, err := io.Copy(io.Discard, r)
 		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+			return err
 		}
-		r = zr
-	}
-	n, err := io.Copy(io.Discard, r)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	res.UncompressedBytes = n
-	return nil
+		res.UncompressedBytes = n
+		return nil
+	})
 }
 
 // ingestOnce reads the trace and records what it holds.

@@ -80,9 +80,24 @@ func readSource(path, layout string) (*traceSource, error) {
 
 // readAllMaybeGzip returns the content of path, decompressed if it is gzip.
 func readAllMaybeGzip(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	var data []byte
+	err := readMaybeGzip(path, func(r io.Reader) error {
+		var err error
+		data, err = io.ReadAll(r)
+		return err
+	})
 	if err != nil {
 		return nil, err
+	}
+	return data, nil
+}
+
+// readMaybeGzip opens path and calls read with its content, decompressed
+// if it is gzip; errors after the open name the file.
+func readMaybeGzip(path string, read func(io.Reader) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 256<<10)
@@ -90,15 +105,14 @@ func readAllMaybeGzip(path string) ([]byte, error) {
 	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return fmt.Errorf("%s: %w", path, err)
 		}
 		r = zr
 	}
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := read(r); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	return data, nil
+	return nil
 }
 
 // span is a byte range of the source text.
