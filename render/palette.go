@@ -39,6 +39,7 @@ var bucketHex = map[analyze.BucketID]uint32{
 	analyze.Norm:          0x44AA99, // Tol teal
 	analyze.Activation:    0x117733, // Tol green
 	analyze.Elementwise:   0x88CCEE, // Tol cyan
+	analyze.Embedding:     0x6699CC, // Tol medium blue
 	analyze.Sampling:      0x999933, // Tol olive
 	analyze.Memcpy:        0xF0E442, // Okabe-Ito yellow
 	analyze.Memset:        0xDDDDDD, // Tol pale grey
