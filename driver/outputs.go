@@ -108,10 +108,10 @@ func chartKind(name string) (ChartKind, error) {
 type ChartRequest struct {
 	Kind   string
 	Format render.Format
-	// Rank is the rank a per-rank chart shows; -1 for the first.
+	// Rank is the rank a per-rank chart shows, or render.FirstRank.
 	Rank int
-	// Step is the step a timeline shows; -1 for the slowest step of the
-	// rank's shown phase.
+	// Step is the step a timeline shows, or render.SlowestStep for the
+	// slowest step of the rank's shown phase.
 	Step int
 }
 
@@ -147,9 +147,10 @@ func (run *Run) timeline(req ChartRequest) ([]byte, error) {
 	return render.Timeline(in, req.Format)
 }
 
-// TimelineInput returns the GPU events of one step of one rank (-1: the
-// first rank; step -1: the slowest step of the rank's shown phase), placed
-// in steps and buckets as the run's analysis placed them. It needs run.Set.
+// TimelineInput returns the GPU events of one step of one rank (or
+// render.FirstRank; step render.SlowestStep: the slowest step of the rank's
+// shown phase), placed in steps and buckets as the run's analysis placed
+// them. It needs run.Set.
 func (run *Run) TimelineInput(rank, step int) (*render.TimelineInput, error) {
 	if run.Set == nil {
 		return nil, fmt.Errorf("timeline of %s: the traces were not kept (read them with ReadSet)", run.Report.Source)

@@ -15,7 +15,7 @@ import (
 // Steps draws one rank's steps as stacked bars of kernel time by bucket
 // (x = step index), prefill steps on a shaded band and each step's span as a
 // black tick, so that outliers and the prefill/decode difference show. rank
-// is a rank number; -1 picks the first rank.
+// is a rank number, or FirstRank.
 func Steps(r *analyze.Report, rank int, f Format) ([]byte, error) {
 	rk, err := findRank(r, rank)
 	if err != nil {
@@ -72,12 +72,25 @@ func Steps(r *analyze.Report, rank int, f Format) ([]byte, error) {
 	return fg.encode(f)
 }
 
-// findRank returns the rank with number rank, or the first for -1.
+// FirstRank, given as the rank to Steps, TimelineStep and
+// driver.ChartRequest, selects the report's first rank, whatever its number.
+// It is a selection, not a rank number: the -1 that ingest writes for a
+// trace that does not state its rank is another thing, and a rank numbered
+// so is reached as FirstRank only where it comes first. Every negative
+// number selects the first rank as FirstRank does.
+const FirstRank = -1
+
+// SlowestStep, given as the step to TimelineStep and driver.ChartRequest,
+// selects the slowest step of the rank's shown phase (the one the steps
+// chart names). Every negative number selects it as SlowestStep does.
+const SlowestStep = -1
+
+// findRank returns the rank with number rank, or the first for FirstRank.
 func findRank(r *analyze.Report, rank int) (*analyze.Rank, error) {
 	if r == nil || len(r.Ranks) == 0 {
 		return nil, errors.New("report has no ranks")
 	}
-	if rank < 0 {
+	if rank < 0 { // FirstRank
 		return &r.Ranks[0], nil
 	}
 	ids := make([]string, 0, len(r.Ranks))

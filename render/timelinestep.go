@@ -8,8 +8,8 @@ import (
 )
 
 // TimelineStep picks the step a timeline shows: on the rank numbered rank
-// (-1: the first), the step with index step, or for -1 the slowest step of
-// the rank's shown phase (the one the steps chart names).
+// (or FirstRank), the step with index step, or for SlowestStep the slowest
+// step of the rank's shown phase (the one the steps chart names).
 func TimelineStep(r *analyze.Report, rank, step int) (*analyze.Rank, *analyze.Step, error) {
 	rk, err := findRank(r, rank)
 	if err != nil {
@@ -18,7 +18,7 @@ func TimelineStep(r *analyze.Report, rank, step int) (*analyze.Rank, *analyze.St
 	if len(rk.Steps) == 0 {
 		return nil, nil, fmt.Errorf("rank %s has no steps", rankID(rk.Rank))
 	}
-	if step < 0 {
+	if step < 0 { // SlowestStep
 		s, _ := slowestStep(rk)
 		return rk, s, nil
 	}

@@ -81,7 +81,7 @@ func runChart(args []string, stdout, stderr io.Writer) error {
 func drawChart(a chartArgs, f render.Format) ([]byte, error) {
 	if a.kind == "diff" {
 		opt := diff.Options{}
-		if a.rank >= 0 {
+		if a.rank >= 0 { // FirstRank (no --rank): a diff pools all ranks
 			opt.Rank = &a.rank
 		}
 		d, err := comparePaths(a.paths[0], a.paths[1], a.reports, opt, analyze.Options{Link: a.link})
@@ -114,7 +114,7 @@ func chartFormat(a chartArgs) (render.Format, error) {
 
 // parseChartArgs parses flags given before, between or after the paths.
 func parseChartArgs(args []string, stderr io.Writer) (chartArgs, error) {
-	a := chartArgs{rank: -1, step: -1}
+	a := chartArgs{rank: render.FirstRank, step: render.SlowestStep}
 	fs := newFlagSet("chart", chartUsage, stderr)
 	fs.StringVar(&a.kind, "kind", "breakdown", "chart: "+strings.Join(chartKinds(), ", "))
 	fs.StringVar(&a.out, "o", "", "output file, .svg or .png (default: SVG on stdout)")
