@@ -126,7 +126,8 @@ func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Optio
 	rk.Outside = BucketStat{US: us(p.outside.kernelNS), Count: p.outside.events}
 	rk.TraceKernelUS, rk.TraceCommKernels = p.traceTotals()
 	rk.TopKernels, rk.Unclassified = p.kernelLists(rk.Steps, opt)
-	rk.LaunchDelay = LaunchDelay{Count: len(p.delays), P50US: us(quantile(p.delays, 0.5)), P99US: us(quantile(p.delays, 0.99))}
+	rk.LaunchDelay = launchDelay(p.delays)
+	rk.GraphLaunchDelay = launchDelay(p.graphDelays())
 	if p.noLaunch > 0 {
 		rk.Warnings = append(rk.Warnings, fmt.Sprintf("%d of %d GPU events have no CPU launch in the trace; placed in steps by GPU start time", p.noLaunch, t.GPU.Len()))
 	}
@@ -241,4 +242,9 @@ func setWarnings(set *ingest.Set) []string {
 	}
 	sort.Strings(w)
 	return w
+}
+
+// launchDelay summarises launch delays in ns.
+func launchDelay(ns []int64) LaunchDelay {
+	return LaunchDelay{Count: len(ns), P50US: us(quantile(ns, 0.5)), P99US: us(quantile(ns, 0.99))}
 }

@@ -38,6 +38,9 @@ type rankPass struct {
 	steps    []stepAcc
 	outside  stepAcc
 	delays   []int64 // ns, CPU launch to kernel start (not graph replays)
+	// replayStart is each graph replay's first kernel start, by the index
+	// of its cudaGraphLaunch.
+	replayStart map[int32]int64
 	noLaunch int     // GPU events whose launch is not in the trace
 	lastGEMM map[int64]int64
 }
@@ -89,6 +92,7 @@ func (p *rankPass) assign() {
 	p.stepOf = make([]int32, n)
 	p.bucketOf = make([]uint8, n)
 	p.delays = make([]int64, 0, n)
+	p.replayStart = make(map[int32]int64)
 	isGraph := make(map[ingest.StrID]bool)
 	hint := 0
 	for i, ev := range t.GPU.All() {
@@ -108,8 +112,15 @@ func (p *rankPass) assign() {
 				p.lastGEMM[k] = ev.Start
 			}
 		}
-		if l != nil && !graphLaunch(t, l, isGraph) {
+		switch {
+		case l == nil:
+		case !graphLaunch(t, l, isGraph):
 			p.delays = append(p.delays, ev.Start-l.Start)
+		default:
+			j := p.li.find(ev.Correlation)
+			if v, ok := p.replayStart[j]; !ok || ev.Start < v {
+				p.replayStart[j] = ev.Start
+			}
 		}
 	}
 }
@@ -282,4 +293,14 @@ func (p *rankPass) traceTotals() (kernelUS float64, commKernels int) {
 	}
 	add(&p.outside)
 	return us(ns), commKernels
+}
+
+// graphDelays returns, per graph replay, the time from its cudaGraphLaunch
+// to its first kernel's start.
+func (p *rankPass) graphDelays() []int64 {
+	out := make([]int64, 0, len(p.replayStart))
+	for j, start := range p.replayStart {
+		out = append(out, start-p.t.Launches.At(int(j)).Start)
+	}
+	return out
 }

@@ -194,3 +194,31 @@ func TestRealMissingRank(t *testing.T) {
 		t.Errorf("a split was made up from one rank: %+v", r.Ranks[0].Decode.Comm)
 	}
 }
+
+// TestRealGraphLaunchDelay: graph replays are measured apart from eager
+// launches, from the cudaGraphLaunch to the replay's first kernel: one per
+// decode step in cudagraph (32 a rank), none in eager, and never pooled
+// into the eager launch delay.
+func TestRealGraphLaunchDelay(t *testing.T) {
+	for _, tc := range []struct {
+		variant string
+		replays int
+	}{{"cudagraph", 32}, {"eager", 0}} {
+		_, r := analyzePath(t, testkit.Real(t, tc.variant))
+		for _, rk := range r.Ranks {
+			g := rk.GraphLaunchDelay
+			if g.Count != tc.replays || (g.Count > 0 && (g.P50US <= 0 || g.P99US < g.P50US)) {
+				t.Errorf("%s rank %d: graph launch delay %+v, want %d replays", tc.variant, rk.Rank, g, tc.replays)
+			}
+			events := rk.Outside.Count
+			for _, s := range rk.Steps {
+				events += s.Kernels
+			}
+			// 83 of a decode step's kernels run in its graph (the sample's
+			// README): none of them is an eager launch.
+			if graphKernels := 83 * tc.replays; rk.LaunchDelay.Count > events-graphKernels {
+				t.Errorf("%s rank %d: %d eager launch delays, but only %d of %d GPU events are eager", tc.variant, rk.Rank, rk.LaunchDelay.Count, events-graphKernels, events)
+			}
+		}
+	}
+}

@@ -45,7 +45,12 @@ type Rank struct {
 	TopKernels map[BucketID][]KernelStat `json:"top_kernels"`
 	// Unclassified lists the kernels no rule matched (bucket other).
 	Unclassified []KernelStat `json:"unclassified"`
-	LaunchDelay  LaunchDelay  `json:"launch_delay"`
+	// LaunchDelay is over eager launches (one kernel, memcpy or memset
+	// each); GraphLaunchDelay over CUDA/HIP graph replays, from the
+	// cudaGraphLaunch call to the replay's first kernel (its later kernels
+	// wait on the graph, not on the CPU).
+	LaunchDelay      LaunchDelay `json:"launch_delay"`
+	GraphLaunchDelay LaunchDelay `json:"graph_launch_delay"`
 	// Outside counts GPU events that fell in no step.
 	Outside BucketStat `json:"outside_steps"`
 	// TraceKernelUS is the kernel time of the whole trace, steps and

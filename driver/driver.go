@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"kinetoscope/analyze"
@@ -49,13 +50,19 @@ type Run struct {
 // ReadSet reads the trace file, profile directory or archive at path and
 // fails, naming path once, when it holds no trace with GPU events.
 func ReadSet(path string, opt Options) (*ingest.Set, error) {
-	set, err := ingest.Open(path, ingest.Options{Context: opt.Context,
+	return ReadPaths([]string{path}, opt)
+}
+
+// ReadPaths reads several paths as one run (ingest.OpenPaths), as ReadSet
+// reads one.
+func ReadPaths(paths []string, opt Options) (*ingest.Set, error) {
+	set, err := ingest.OpenPaths(paths, ingest.Options{Context: opt.Context,
 		MaxUncompressedBytes: opt.MaxUncompressedBytes, Progress: opt.Progress})
 	if err != nil {
 		return nil, err
 	}
 	if len(set.Traces) == 0 {
-		return nil, noTraces(path, set)
+		return nil, noTraces(set.Path, set)
 	}
 	return set, nil
 }
@@ -63,10 +70,17 @@ func ReadSet(path string, opt Options) (*ingest.Set, error) {
 // Analyze is the pipeline: it reads path (ReadSet) and analyses what was
 // read. A cancelled Context stops it between the two as well.
 func Analyze(path string, opt Options) (*Run, error) {
-	set, err := ReadSet(path, opt)
+	return AnalyzePaths([]string{path}, opt)
+}
+
+// AnalyzePaths is Analyze over several paths read as one run: rank files
+// given one by one.
+func AnalyzePaths(paths []string, opt Options) (*Run, error) {
+	set, err := ReadPaths(paths, opt)
 	if err != nil {
 		return nil, err
 	}
+	path := set.Path
 	if opt.Context != nil {
 		if err := opt.Context.Err(); err != nil {
 			return nil, fmt.Errorf("analysis of %s stopped: %w", path, err)
@@ -92,7 +106,7 @@ func noTraces(path string, set *ingest.Set) error {
 	}
 	switch len(why) {
 	case 0:
-		return fmt.Errorf("%s: no trace file found (want *.json or *.json.gz)", path)
+		return fmt.Errorf("%s: no *.json or *.json.gz trace file found%s", path, dirContents(path))
 	case 1:
 		if len(set.Errors) == 1 {
 			return set.Errors[0]
@@ -100,4 +114,48 @@ func noTraces(path string, set *ingest.Set) error {
 		return errors.New("no trace with GPU events to analyse: " + why[0])
 	}
 	return fmt.Errorf("%s: no trace with GPU events to analyse: %s", path, strings.Join(why, "; "))
+}
+
+// dirContents says what a directory holds instead of traces, for the
+// error that finds none: " (it holds a.png, notes.txt)"; "" for a file.
+func dirContents(path string) string {
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return ""
+	}
+	if len(entries) == 0 {
+		return " (the directory is empty)"
+	}
+	const most = 8
+	var names []string
+	for _, e := range entries[:min(len(entries), most)] {
+		n := e.Name()
+		if e.IsDir() {
+			n += "/"
+		}
+		names = append(names, n)
+	}
+	if len(entries) > most {
+		names = append(names, fmt.Sprintf("and %d more", len(entries)-most))
+	}
+	return " (it holds " + strings.Join(names, ", ") + ")"
+}
+
+// SelectRank returns r with the per-rank sections of one rank only; the
+// run-wide parts (headline, collectives, bandwidth) stay those of every
+// rank, so that the cross-rank alignment is kept.
+func SelectRank(r *analyze.Report, rank int) (*analyze.Report, error) {
+	out := *r
+	out.Ranks = nil
+	var have []int
+	for _, rk := range r.Ranks {
+		have = append(have, rk.Rank)
+		if rk.Rank == rank {
+			out.Ranks = append(out.Ranks, rk)
+		}
+	}
+	if len(out.Ranks) == 0 {
+		return nil, fmt.Errorf("%s: no rank %d (ranks: %v)", r.Source, rank, have)
+	}
+	return &out, nil
 }

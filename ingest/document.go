@@ -24,9 +24,38 @@ func (p *builder) document(s *scanner) error {
 			return err
 		}
 	default:
+		if what := fileType(s.buf[s.pos:]); what != "" {
+			return fmt.Errorf("%w: not JSON: %s", ErrNotTrace, what)
+		}
 		return fmt.Errorf("%w: not JSON (starts with %q)", ErrNotTrace, c)
 	}
 	return s.end()
+}
+
+// fileType names a common kind of file that is not a trace from its first
+// bytes ("a PNG image"), or "".
+func fileType(head []byte) string {
+	for _, m := range []struct{ magic, what string }{
+		{"\x89PNG\r\n\x1a\n", "a PNG image"},
+		{"\xff\xd8\xff", "a JPEG image"},
+		{"GIF8", "a GIF image"},
+		{"%PDF-", "a PDF document"},
+		{"\x7fELF", "an ELF executable"},
+		{"SQLite format 3\x00", "an SQLite database"},
+		{"<svg", "an SVG image"},
+		{"<?xml", "an XML document"},
+		{"<!DOCTYPE", "an HTML page"},
+		{"<!doctype", "an HTML page"},
+		{"<html", "an HTML page"},
+		{"\x28\xb5\x2f\xfd", "a zstd-compressed file (decompress it first: zstd -d)"},
+		{"BZh", "a bzip2-compressed file (decompress it first: bunzip2)"},
+		{"\xfd7zXZ\x00", "an xz-compressed file (decompress it first: unxz)"},
+	} {
+		if len(head) >= len(m.magic) && string(head[:len(m.magic)]) == m.magic {
+			return m.what
+		}
+	}
+	return ""
 }
 
 // first skips leading whitespace (and a UTF-8 byte order mark) and returns

@@ -24,27 +24,43 @@ import (
 // Set.Errors and the others are still read; Open itself fails only when
 // path cannot be opened or opt.Context is done.
 func Open(path string, opt Options) (*Set, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
+	return OpenPaths([]string{path}, opt)
+}
+
+// OpenPaths reads every path as Open reads one, into one set: the rank
+// files of one run given one by one (Set.Path joins the paths with
+// spaces). Two files of one rank are an error naming both, as in a
+// directory.
+func OpenPaths(paths []string, opt Options) (*Set, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("open: no path")
 	}
-	c := &collector{set: &Set{Path: path}, opt: opt}
-	switch {
-	case st.IsDir():
-		err = c.dir(path)
-	case st.Mode().IsRegular():
-		err = c.file(path, st.Size())
-	default:
-		err = fmt.Errorf("%s: not a regular file or directory (%s)", path, st.Mode().Type())
-	}
-	if err != nil {
-		return nil, err
-	}
-	if ctx := opt.Context; ctx != nil && ctx.Err() != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, ctx.Err())
+	c := &collector{set: &Set{Path: strings.Join(paths, " ")}, opt: opt, many: len(paths) > 1}
+	for _, path := range paths {
+		if err := c.root(path); err != nil {
+			return nil, err
+		}
+		if ctx := opt.Context; ctx != nil && ctx.Err() != nil {
+			return nil, fmt.Errorf("reading %s: %w", path, ctx.Err())
+		}
 	}
 	c.finish()
 	return c.set, nil
+}
+
+// root reads one path given to OpenPaths: a directory or a file.
+func (c *collector) root(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	switch {
+	case st.IsDir():
+		return c.dir(path)
+	case st.Mode().IsRegular():
+		return c.file(path, st.Size())
+	}
+	return fmt.Errorf("%s: not a regular file or directory (%s)", path, st.Mode().Type())
 }
 
 // collector gathers the traces of one Open.

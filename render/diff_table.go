@@ -178,7 +178,7 @@ func diffKernelBlocks(k *diff.Kernels) []block {
 		for _, c := range k.Changed[:min(len(k.Changed), diffKernelRows)] {
 			t.Rows = append(t.Rows, []string{shorten(c.Name, maxNameLen), c.Match, string(c.Bucket),
 				usStr(c.BaseUSPerStep), usStr(c.HeadUSPerStep), diffSigned(usStr, c.DeltaUS),
-				diffPct(c.DeltaUS, c.BaseUSPerStep), count(c.BaseCalls), count(c.HeadCalls)})
+				diffPct(c.DeltaUS, c.BaseUSPerStep), count(c.BaseCallsPerStep), count(c.HeadCallsPerStep)})
 		}
 		bs = append(bs, block{Heading: "Kernels in both runs, per step, largest change first", Level: 2}, block{Table: t})
 		bs = append(bs, diffMore(len(k.Changed))...)

@@ -26,7 +26,7 @@ func rankBlocks(r *analyze.Report, rk *analyze.Rank) []block {
 	bs = append(bs, commBlock(r, pv))
 	bs = append(bs, kernelBlocks(r.Buckets, rk, pv)...)
 	var notes []string
-	notes = append(notes, launchText(rk.LaunchDelay))
+	notes = append(notes, launchText(rk.LaunchDelay, rk.GraphLaunchDelay))
 	if rk.Outside.Count > 0 {
 		notes = append(notes, fmt.Sprintf("Outside steps: %s, %s ms (not in any table above).", plural(rk.Outside.Count, "GPU event"), ms(rk.Outside.US)))
 	}
@@ -197,10 +197,16 @@ func kernelTable(buckets []analyze.Bucket, ks []analyze.KernelStat, withBucket b
 	return t
 }
 
-// launchText describes the CPU-launch-to-kernel-start delay.
-func launchText(d analyze.LaunchDelay) string {
-	if d.Count == 0 {
-		return "Launch delay: no kernel could be matched to its CPU launch."
+// launchText describes the CPU-launch-to-kernel-start delay of eager
+// launches, and that of graph replays apart.
+func launchText(d, graph analyze.LaunchDelay) string {
+	text := "Launch delay: no kernel could be matched to its CPU launch."
+	if d.Count > 0 {
+		text = fmt.Sprintf("Launch delay (CPU launch to kernel start, eager launches): %s, p50 %s us, p99 %s us.", plural(d.Count, "launch"), usStr(d.P50US), usStr(d.P99US))
 	}
-	return fmt.Sprintf("Launch delay (CPU launch to kernel start): %s, p50 %s us, p99 %s us.", plural(d.Count, "launch"), usStr(d.P50US), usStr(d.P99US))
+	if graph.Count > 0 {
+		text += fmt.Sprintf(" Graph replays, apart (cudaGraphLaunch to the replay's first kernel): %s, p50 %s us, p99 %s us.",
+			plural(graph.Count, "replay"), usStr(graph.P50US), usStr(graph.P99US))
+	}
+	return text
 }

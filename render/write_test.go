@@ -57,7 +57,7 @@ func TestWriteReportText(t *testing.T) {
 			"% kernel = share of decode kernel time",
 			"transfer", "share of", "decode kernel time net of wait",
 			"Marlin GEMM", "my_custom_kernel<float, 128>",
-			"Launch delay (CPU launch to kernel start): 1000 launches, p50 12.5 us, p99 80.0 us.",
+			"Launch delay (CPU launch to kernel start, eager launches): 1000 launches, p50 12.5 us, p99 80.0 us.",
 			"Prefill: 1 step",
 		}, []string{"single rank"}},
 		{"table 1 rank", "table", 1, []string{"Single rank: transfer and wait cannot be told apart from one rank."}, []string{"Ranks side by side", "Straggler"}},

@@ -155,16 +155,16 @@ type KernelChange struct {
 	Name string `json:"name"` // the base name, or the normalised name
 	// Match is "exact" or "normalized" (names differing only in template
 	// arguments, tile shapes and numbers).
-	Match         string           `json:"match"`
-	BaseNames     []string         `json:"base_names,omitempty"` // normalized matches only
-	HeadNames     []string         `json:"head_names,omitempty"`
-	Bucket        analyze.BucketID `json:"bucket"`
-	BaseUSPerStep float64          `json:"base_us_per_step"`
-	HeadUSPerStep float64          `json:"head_us_per_step"`
-	DeltaUS       float64          `json:"delta_us"`
-	DeltaPct      float64          `json:"delta_pct"`
-	BaseCalls     float64          `json:"base_calls_per_step"`
-	HeadCalls     float64          `json:"head_calls_per_step"`
+	Match            string           `json:"match"`
+	BaseNames        []string         `json:"base_names,omitempty"` // normalized matches only
+	HeadNames        []string         `json:"head_names,omitempty"`
+	Bucket           analyze.BucketID `json:"bucket"`
+	BaseUSPerStep    float64          `json:"base_us_per_step"`
+	HeadUSPerStep    float64          `json:"head_us_per_step"`
+	DeltaUS          float64          `json:"delta_us"`
+	DeltaPct         float64          `json:"delta_pct"`
+	BaseCallsPerStep float64          `json:"base_calls_per_step"`
+	HeadCallsPerStep float64          `json:"head_calls_per_step"`
 }
 
 // CommDiff compares communication transfer and wait per step.

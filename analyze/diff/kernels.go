@@ -117,11 +117,11 @@ func change(name, match string, bs, hs []*kernelTotal) KernelChange {
 	c := KernelChange{Name: name, Match: match, Bucket: largest(bs).bucket}
 	for _, b := range bs {
 		c.BaseUSPerStep += b.usPerStep
-		c.BaseCalls += b.calls
+		c.BaseCallsPerStep += b.calls
 	}
 	for _, h := range hs {
 		c.HeadUSPerStep += h.usPerStep
-		c.HeadCalls += h.calls
+		c.HeadCallsPerStep += h.calls
 	}
 	if match != "exact" {
 		c.BaseNames, c.HeadNames = names(bs), names(hs)

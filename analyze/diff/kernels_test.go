@@ -65,7 +65,7 @@ func TestMatchKernels(t *testing.T) {
 		t.Fatalf("changed %+v, want 2", k.Changed)
 	}
 	c := k.Changed[0] // largest |delta| first
-	if c.Match != "normalized" || c.BaseUSPerStep != 60 || c.HeadUSPerStep != 30 || c.BaseCalls != 2 || len(c.HeadNames) != 1 {
+	if c.Match != "normalized" || c.BaseUSPerStep != 60 || c.HeadUSPerStep != 30 || c.BaseCallsPerStep != 2 || len(c.HeadNames) != 1 {
 		t.Errorf("nvjet change %+v", c)
 	}
 	if k.Changed[1].Match != "exact" || k.Changed[1].DeltaUS != 0 {

@@ -29,7 +29,7 @@ func newDiffView(d *diff.Diff) *diffView {
 	v := &diffView{}
 	for _, k := range d.Kernels.Changed {
 		v.Changed = append(v.Changed, kernelRow{Name: k.Name, Match: k.Match, Bucket: string(k.Bucket),
-			BaseUS: k.BaseUSPerStep, HeadUS: k.HeadUSPerStep, BaseCalls: k.BaseCalls, HeadCalls: k.HeadCalls})
+			BaseUS: k.BaseUSPerStep, HeadUS: k.HeadUSPerStep, BaseCalls: k.BaseCallsPerStep, HeadCalls: k.HeadCallsPerStep})
 	}
 	for _, k := range d.Kernels.Added {
 		v.Added = append(v.Added, kernelRow{Name: k.Name, Bucket: string(k.Bucket), HeadUS: k.USPerStep, HeadCalls: k.CallsPerStep})

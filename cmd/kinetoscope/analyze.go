@@ -3,9 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
-	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"kinetoscope/analyze"
@@ -13,19 +11,21 @@ import (
 )
 
 // analyzeUsage is the analyze command's synopsis.
-const analyzeUsage = `usage: kinetoscope analyze PATH [--format table|json|markdown|csv|csv-summary] [--rules FILE] [--step-regex RE] [--rank N] [--link L]
+const analyzeUsage = `usage: kinetoscope analyze PATH... [--format table|json|markdown|csv|csv-summary] [--rules FILE] [--step-regex RE] [--rank N] [--link L]
 
 Classifies every GPU kernel into buckets (AllReduce, GEMM, attention, ...),
 cuts each rank's trace into engine steps (prefill / decode, CUDA-graph
 aware) and reports where decode time goes, headline first. PATH is a trace
-file, a profile directory or an archive (tar, tar.gz, zip).
+file, a profile directory or an archive (tar, tar.gz, zip); several PATHs
+(rank files given one by one) are one run.
 `
 
 // analyzeArgs are the analyze command's parsed arguments.
 type analyzeArgs struct {
-	path   string
+	paths  []string
 	format string
 	opt    analyze.Options
+	rank   int // the rank whose sections are shown; -1 for all
 }
 
 // runAnalyze is the analyze command.
@@ -34,38 +34,51 @@ func runAnalyze(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	run, err := driver.Analyze(a.path, driver.Options{Analyze: a.opt})
+	opt, done := readOptions(stderr)
+	opt.Analyze = a.opt
+	run, err := driver.AnalyzePaths(a.paths, opt)
+	done()
 	if err != nil {
 		return err
 	}
-	return driver.WriteReport(stdout, run.Report, a.format)
+	r := run.Report
+	if a.rank >= 0 {
+		if r, err = driver.SelectRank(r, a.rank); err != nil {
+			return err
+		}
+	}
+	return driver.WriteReport(stdout, r, a.format)
+}
+
+// readOptions returns the read options of a command that reads traces:
+// progress on stderr when it is a terminal. done clears the progress line.
+func readOptions(stderr io.Writer) (opt driver.Options, done func()) {
+	p := newProgressLine(stderr)
+	if p == nil {
+		return opt, func() {}
+	}
+	opt.Progress = p.update
+	return opt, p.clear
 }
 
 // parseAnalyzeArgs parses flags given before or after the path.
 func parseAnalyzeArgs(args []string, stderr io.Writer) (analyzeArgs, error) {
-	var a analyzeArgs
+	a := analyzeArgs{rank: -1}
 	fs := newFlagSet("analyze", analyzeUsage, stderr)
 	fs.StringVar(&a.format, "format", "table", "output format: "+strings.Join(driver.ReportFormats(), ", "))
 	fs.StringVar(&a.opt.RulesFile, "rules", "", "YAML file of classification rules tried before the built-in ones")
 	fs.StringVar(&a.opt.StepRegex, "step-regex", "", "RE2 regex: CPU annotations whose name matches start a step (overrides built-in step markers)")
 	linkFlag(fs, &a.opt.Link)
-	fs.Func("rank", "analyse this rank only", func(s string) error {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return fmt.Errorf("rank %q is not a number", s)
-		}
-		a.opt.Rank = &n
-		return nil
-	})
+	fs.Func("rank", "show this rank's sections only (the run is still analysed, and aligned, across every rank)", intFlag(&a.rank))
 	paths, err := parseInterspersed(fs, args)
 	if err != nil {
 		return a, err
 	}
-	if len(paths) != 1 {
+	if len(paths) == 0 {
 		fs.Usage()
-		return a, errors.New("want exactly one PATH")
+		return a, errors.New("want a PATH: a trace file, a profile directory, an archive, or several rank files of one run")
 	}
-	a.path = paths[0]
+	a.paths = paths
 	return a, checkOneOf("format", a.format, driver.ReportFormats())
 }
 

@@ -74,14 +74,27 @@ func TestRunAnalyzeOptions(t *testing.T) {
 
 func TestRunAnalyzeErrors(t *testing.T) {
 	path := testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz")
+	dir := t.TempDir()
+	png := filepath.Join(dir, "chart.json")
+	must(t, os.WriteFile(png, []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), 0o644))
+	others := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(others, "a.png"), []byte("x"), 0o644))
+	must(t, os.WriteFile(filepath.Join(others, "notes.txt"), []byte("x"), 0o644))
+	gz, err := os.ReadFile(path)
+	must(t, err)
+	truncated := filepath.Join(dir, "cut.json.gz")
+	must(t, os.WriteFile(truncated, gz[:len(gz)/2], 0o644))
 	tests := []struct {
 		args []string
 		want string
 	}{
-		{[]string{"analyze"}, "want exactly one PATH"},
+		{[]string{"analyze"}, "want a PATH"},
 		{[]string{"analyze", path, "--format", "xml"}, `unknown format "xml"`},
-		{[]string{"analyze", path, "--rank", "x"}, `rank "x" is not a number`},
-		{[]string{"analyze", path, "--rank", "5"}, "no trace of rank 5"},
+		{[]string{"analyze", path, "--rank", "x"}, "want a non-negative integer"},
+		{[]string{"analyze", path, "--rank", "5"}, "no rank 5 (ranks: [0])"},
+		{[]string{"analyze", png}, png + ": not a trace: not JSON: a PNG image"},
+		{[]string{"analyze", others}, others + ": no *.json or *.json.gz trace file found (it holds a.png, notes.txt)"},
+		{[]string{"analyze", truncated}, "kinetoscope analyze: " + truncated + ": truncated gzip"},
 		{[]string{"analyze", path, "--rules", "/nonexistent/rules.yaml"}, "rules.yaml"},
 		{[]string{"analyze", path, "--step-regex", "("}, "step regex"},
 		{[]string{"analyze", "/nonexistent/trace.json"}, "trace.json"},
@@ -95,5 +108,48 @@ func TestRunAnalyzeErrors(t *testing.T) {
 		if !strings.Contains(errs, tt.want) {
 			t.Errorf("%v: stderr %q, want %q", tt.args, errs, tt.want)
 		}
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// analyze of the rank files given one by one is the analysis of their
+// directory; --rank shows one rank's sections and keeps the alignment
+// across ranks.
+func TestRunAnalyzePathsAndRank(t *testing.T) {
+	dir := testkit.Real(t, "eager")
+	files, err := filepath.Glob(filepath.Join(dir, "*.pt.trace.json.gz"))
+	if err != nil || len(files) != 2 {
+		t.Fatalf("rank files: %v %v", files, err)
+	}
+	_, whole, _ := runCmd("analyze", dir, "--format", "json")
+	code, split, errs := runCmd(append([]string{"analyze", "--format", "json"}, files...)...)
+	if code != 0 {
+		t.Fatalf("two files: exit %d: %s", code, errs)
+	}
+	var a, b struct {
+		Headline    json.RawMessage `json:"headline"`
+		Collectives json.RawMessage `json:"collectives"`
+		Ranks       []struct {
+			Rank int `json:"rank"`
+		} `json:"ranks"`
+	}
+	must(t, json.Unmarshal([]byte(whole), &a))
+	must(t, json.Unmarshal([]byte(split), &b))
+	if len(b.Ranks) != 2 || string(a.Headline) != string(b.Headline) || string(a.Collectives) != string(b.Collectives) {
+		t.Errorf("two rank files: %d ranks, headline and collectives equal to the directory's: %v, %v",
+			len(b.Ranks), string(a.Headline) == string(b.Headline), string(a.Collectives) == string(b.Collectives))
+	}
+	code, text, errs := runCmd("analyze", dir, "--rank", "1")
+	if code != 0 {
+		t.Fatalf("--rank 1: exit %d: %s", code, errs)
+	}
+	if strings.Contains(text, "\nRank 0 (") || !strings.Contains(text, "\nRank 1 (") || !strings.Contains(text, "297 collectives matched across ranks, 0 unmatched") {
+		t.Errorf("--rank 1 shows other ranks or lost the alignment:\n%s", text)
 	}
 }

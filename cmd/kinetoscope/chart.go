@@ -90,7 +90,10 @@ func drawChart(a chartArgs, f render.Format) ([]byte, error) {
 		}
 		return driver.DiffChart(d, f)
 	}
-	run, err := driver.Analyze(a.paths[0], driver.Options{Analyze: analyze.Options{Link: a.link}})
+	opt, done := readOptions(os.Stderr)
+	opt.Analyze = analyze.Options{Link: a.link}
+	run, err := driver.Analyze(a.paths[0], opt)
+	done()
 	if err != nil {
 		return nil, err
 	}

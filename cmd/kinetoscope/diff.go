@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"kinetoscope/analyze"
@@ -94,7 +95,10 @@ func loadDiffSide(path string, report bool, opt analyze.Options) (*analyze.Repor
 		}
 		return r, nil
 	}
-	run, err := driver.Analyze(path, driver.Options{Analyze: opt})
+	ropt, done := readOptions(os.Stderr)
+	ropt.Analyze = opt
+	run, err := driver.Analyze(path, ropt)
+	done()
 	if err != nil {
 		return nil, err
 	}

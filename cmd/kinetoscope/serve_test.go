@@ -118,7 +118,7 @@ func TestServeShutdownDuringUpload(t *testing.T) {
 	}
 	data := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &serveFlags{data: data, maxUpload: 1 << 30, maxUncompressed: 1 << 30, workers: 1, grace: 200 * time.Millisecond}
+	f := &serveFlags{data: data, noSamples: true, maxUpload: 1 << 30, maxUncompressed: 1 << 30, workers: 1, grace: 200 * time.Millisecond}
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, ln, f, io.Discard) }()
 	conn, err := net.Dial("tcp", ln.Addr().String())
