@@ -41,8 +41,8 @@ type rankPass struct {
 	// replayStart is each graph replay's first kernel start, by the index
 	// of its cudaGraphLaunch.
 	replayStart map[int32]int64
-	noLaunch int     // GPU events whose launch is not in the trace
-	lastGEMM map[int64]int64
+	noLaunch    int // GPU events whose launch is not in the trace
+	lastGEMM    map[int64]int64
 }
 
 func newRankPass(t *ingest.Trace, tab bucketTab, c *Classifier, li launchIndex, marks []stepMark, cutoff int64) *rankPass {
