@@ -22,7 +22,7 @@ func DiffHeadlineText(d *diff.Diff) string {
 	fmt.Fprintf(&b, "%s %s ms -> %s ms (%+.0f%%)", what, msSig(d.Step.BaseUS), msSig(d.Step.HeadUS), d.Step.DeltaPct)
 	if len(d.BucketOrder) > 0 {
 		bk := d.Buckets[d.BucketOrder[0]]
-		fmt.Fprintf(&b, ", %s %s -> %s ms/step", bk.Label, ms(bk.BaseUSPerStep), ms(bk.HeadUSPerStep))
+		fmt.Fprintf(&b, ", %s %s -> %s ms/step", bk.Label, msSig(bk.BaseUSPerStep), msSig(bk.HeadUSPerStep))
 	}
 	if c := d.Comm; c != nil {
 		fmt.Fprintf(&b, "; aligned across ranks, comm transfer %s -> %s ms/step, wait %s -> %s ms/step",

@@ -15,7 +15,7 @@ func TestDiffHeadlineText(t *testing.T) {
 	}{
 		{diff.Diff{Phase: "decode", Step: diff.Step{BaseUS: 21700, HeadUS: 12400, DeltaPct: -42.9, Test: diff.Test{Significant: true}},
 			Buckets: ar, BucketOrder: []analyze.BucketID{analyze.AllReduce}},
-			"decode step 21.7 ms -> 12.4 ms (-43%), AllReduce 11.17 -> 2.10 ms/step"},
+			"decode step 21.7 ms -> 12.4 ms (-43%), AllReduce 11.2 -> 2.10 ms/step"},
 		{diff.Diff{Phase: "all", Step: diff.Step{BaseUS: 1000, HeadUS: 1010, DeltaPct: 1, Test: diff.Test{Verdict: "within noise"}}},
 			"step 1.00 ms -> 1.01 ms (+1%) [step change: within noise]"},
 		{diff.Diff{Phase: "decode", Step: diff.Step{BaseUS: 7090, HeadUS: 1510, DeltaPct: -78.7, Test: diff.Test{Significant: true}},

@@ -97,13 +97,10 @@ func shorten(s string, n int) string {
 // The formats below are the web page's (api/web's templates); the text
 // and Markdown reports use the ones above.
 
-// MSText prints microseconds as milliseconds, or microseconds when small.
-func MSText(us float64) string {
-	if math.Abs(us) < 1000 {
-		return strconv.FormatFloat(us, 'f', 1, 64) + " µs"
-	}
-	return strconv.FormatFloat(us/1000, 'f', 2, 64) + " ms"
-}
+// MSText prints microseconds as milliseconds with the unit, as MSValue
+// prints them: every page gives times in ms, never µs on one and ms on
+// another.
+func MSText(us float64) string { return MSValue(us) + " ms" }
 
 // MSValue prints microseconds as milliseconds without a unit, for table
 // columns whose header names it: three decimals, four below 10 µs so that

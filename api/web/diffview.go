@@ -1,6 +1,11 @@
 package web
 
-import "kinetoscope/analyze/diff"
+import (
+	"fmt"
+	"kinetoscope/analyze/diff"
+	"slices"
+	"strings"
+)
 
 // diffRows is how many kernels each kernel table of the diff page lists.
 const diffRows = 15
@@ -13,6 +18,9 @@ type diffView struct {
 	MoreChanged, MoreAdded, MoreRemoved int
 	Differs, Same                       []diff.MetaDiff
 	Significant                         int // buckets changed beyond noise
+	// Warnings say how the two runs differ in what makes a comparison
+	// fair: GPU, rank count, the phase compared, model.
+	Warnings []string
 }
 
 // kernelRow is one kernel of the diff page's tables.
@@ -24,9 +32,11 @@ type kernelRow struct {
 }
 
 // newDiffView orders a diff for the page: the first kernels of each list,
-// metadata that differs apart from metadata that agrees.
-func newDiffView(d *diff.Diff) *diffView {
-	v := &diffView{}
+// metadata that differs apart from metadata that agrees, and warnings when
+// the runs are not alike. asked is the phase the query asked for ("" for
+// the default, decode).
+func newDiffView(d *diff.Diff, asked string) *diffView {
+	v := &diffView{Warnings: diffWarnings(d, asked)}
 	for _, k := range d.Kernels.Changed {
 		v.Changed = append(v.Changed, kernelRow{Name: k.Name, Match: k.Match, Bucket: string(k.Bucket),
 			BaseUS: k.BaseUSPerStep, HeadUS: k.HeadUSPerStep, BaseCalls: k.BaseCallsPerStep, HeadCalls: k.HeadCallsPerStep})
@@ -61,4 +71,40 @@ func firstRows(rows []kernelRow) ([]kernelRow, int) {
 		return rows, 0
 	}
 	return rows[:diffRows], len(rows) - diffRows
+}
+
+// diffWarnings says how base and head differ in what makes their diff a
+// fair comparison: the GPU, the number of ranks, the phase compared (one
+// run without the steps asked for), the model.
+func diffWarnings(d *diff.Diff, asked string) []string {
+	var w []string
+	b, h := d.Base, d.Head
+	if bd, hd := strings.Join(b.Devices, ", "), strings.Join(h.Devices, ", "); bd != hd {
+		w = append(w, fmt.Sprintf("The runs ran on different GPUs: %s against %s.", orUnknown(bd), orUnknown(hd)))
+	}
+	if b.Ranks != h.Ranks || b.WorldSize != h.WorldSize {
+		w = append(w, fmt.Sprintf("The runs differ in ranks: %d rank(s) of world size %d against %d of world size %d.", b.Ranks, b.WorldSize, h.Ranks, h.WorldSize))
+	}
+	if asked == "" {
+		asked = "decode"
+	}
+	if d.Phase != asked {
+		w = append(w, fmt.Sprintf("Not both runs have %s steps (base: %s; head: %s), so %s were compared.",
+			asked, strings.Join(b.Phases, ", "), strings.Join(h.Phases, ", "), stepsOf(d.Phase)))
+	} else if !slices.Equal(b.Phases, h.Phases) {
+		w = append(w, fmt.Sprintf("The runs hold different kinds of steps (base: %s; head: %s).", strings.Join(b.Phases, ", "), strings.Join(h.Phases, ", ")))
+	}
+	for _, m := range d.Metadata {
+		if m.Differs && strings.Contains(strings.ToLower(m.Key), "model") {
+			w = append(w, fmt.Sprintf("The runs differ in %s: %s against %s.", m.Key, orUnknown(m.Base), orUnknown(m.Head)))
+		}
+	}
+	return w
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "not recorded"
+	}
+	return s
 }

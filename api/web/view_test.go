@@ -1,6 +1,7 @@
 package web
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,8 +21,8 @@ func TestValueFormats(t *testing.T) {
 		{"ms of a few µs keeps them", render.MSValue(4.04), "0.0040"},
 		{"ms of zero", render.MSValue(0), "0.000"},
 		{"ms of a rounded-away negative", render.MSValue(-0.03), "0.0000"},
-		{"signed ms", render.SignedMS(-2238.8), "-2.24 ms"},
-		{"signed µs", render.SignedMS(5.1), "+5.1 µs"},
+		{"signed ms", render.SignedMS(-2238.8), "-2.239 ms"},
+		{"signed µs, still in ms", render.SignedMS(5.1), "+0.0051 ms"},
 		{"ci in ms", ciText(diff.Test{Verdict: "significant", CILowUS: -2343, CIHighUS: -2123}), "[-2.343, -2.123]"},
 		{"ci untested", ciText(diff.Test{Verdict: "not enough steps"}), ""},
 		{"step of all steps", phaseStep("all"), "step"},
@@ -110,5 +111,28 @@ func TestRanksView(t *testing.T) {
 	}
 	if row.Link != "?rank=3&step=1" {
 		t.Errorf("rank link %q keeps no step", row.Link)
+	}
+}
+
+func TestDiffWarnings(t *testing.T) {
+	h200 := diff.Side{Ranks: 2, WorldSize: 2, Devices: []string{"NVIDIA H200"}, Phases: []string{"decode", "prefill"}}
+	mi300 := diff.Side{Ranks: 1, WorldSize: 1, Devices: []string{"AMD Instinct MI300X"}, Phases: []string{"mixed"}}
+	tests := []struct {
+		name  string
+		d     diff.Diff
+		asked string
+		want  []string
+	}{
+		{"alike", diff.Diff{Phase: "decode", Base: h200, Head: h200}, "", nil},
+		{"H200 2 ranks decode against MI300 1 rank mixed", diff.Diff{Phase: "all", Base: h200, Head: mi300}, "", []string{
+			"The runs ran on different GPUs: NVIDIA H200 against AMD Instinct MI300X.",
+			"The runs differ in ranks: 2 rank(s) of world size 2 against 1 of world size 1.",
+			"Not both runs have decode steps (base: decode, prefill; head: mixed), so all steps were compared.",
+		}},
+	}
+	for _, tt := range tests {
+		if got := diffWarnings(&tt.d, tt.asked); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }

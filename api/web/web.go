@@ -172,7 +172,8 @@ func (p *Pages) diff(c echo.Context) error {
 			data["Error"] = errorText(err)
 		} else {
 			data["Diff"] = d
-			data["View"] = newDiffView(d)
+			data["View"] = newDiffView(d, q.Get("phase"))
+			data["Phase"] = d.Phase // the steps compared, which the menu shows
 			data["Query"] = template.URL(diffQuery(q).Encode())
 		}
 	}
