@@ -83,7 +83,7 @@ func diffWarnings(d *diff.Diff, asked string) []string {
 		w = append(w, fmt.Sprintf("The runs ran on different GPUs: %s against %s.", orUnknown(bd), orUnknown(hd)))
 	}
 	if b.Ranks != h.Ranks || b.WorldSize != h.WorldSize {
-		w = append(w, fmt.Sprintf("The runs differ in ranks: %d rank(s) of world size %d against %d of world size %d.", b.Ranks, b.WorldSize, h.Ranks, h.WorldSize))
+		w = append(w, fmt.Sprintf("The runs differ in ranks: %d rank(s) of %s against %d of %s.", b.Ranks, worldSize(b.WorldSize), h.Ranks, worldSize(h.WorldSize)))
 	}
 	if asked == "" {
 		asked = "decode"
@@ -107,4 +107,12 @@ func orUnknown(s string) string {
 		return "not recorded"
 	}
 	return s
+}
+
+// worldSize names a world size, "an unrecorded world size" for 0.
+func worldSize(n int) string {
+	if n <= 0 {
+		return "an unrecorded world size"
+	}
+	return fmt.Sprintf("world size %d", n)
 }
