@@ -241,13 +241,22 @@ func (l *liveProgress) setPhase(phase string) store.Progress {
 	return l.publish()
 }
 
-// publish sums the files' progress into the run's; liveMu is held.
+// publish sums the files' progress into the run's; liveMu is held. The
+// members of an archive report their own (uncompressed) bytes: once they
+// add up to more than the stored size, their sizes are the total, so that
+// the bytes read never pass it.
 func (l *liveProgress) publish() store.Progress {
 	sp := store.Progress{Phase: l.phase, TotalBytes: l.bytes}
+	var members int64
 	for _, f := range l.files {
 		sp.Bytes += f.Bytes
 		sp.Events += f.Events
+		if strings.Contains(f.Path, "!") {
+			members += max(f.TotalBytes, f.Bytes)
+		}
 	}
+	sp.TotalBytes = max(sp.TotalBytes, members)
+	sp.Bytes = min(sp.Bytes, sp.TotalBytes)
 	l.s.live[l.id] = &sp
 	return sp
 }

@@ -42,23 +42,23 @@ func (s *Server) createRun(c echo.Context) error {
 		ct, err = "application/octet-stream", nil
 	}
 	if err != nil {
-		return unsupportedType(req.Header.Get(echo.HeaderContentType))
+		return s.uploadError(unsupportedType(req.Header.Get(echo.HeaderContentType)))
 	}
 	up := upload{labels: map[string]string{}}
 	if err := up.setName(c.QueryParam("name")); err != nil {
-		return err
+		return s.uploadError(err)
 	}
 	if err := up.addLabels(c.QueryParams()["label"]); err != nil {
-		return err
+		return s.uploadError(err)
 	}
 	var read func() error
 	switch {
 	case ct == "multipart/form-data":
 		read = func() error { return s.readMultipart(req, params["boundary"], &up) }
 	case isBodyType(ct):
-		read = func() error { return s.storeFile(req.Context(), req.Body, c.QueryParam("filename"), &up) }
+		read = func() error { return s.storeFile(req.Context(), req.Body, bodyFileName(c), &up) }
 	default:
-		return unsupportedType(ct)
+		return s.uploadError(unsupportedType(ct))
 	}
 	run, err := s.commit(req.Context(), &up, read)
 	if err != nil {
@@ -504,3 +504,17 @@ func (d *deadlineWriter) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the connection.
 func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
+
+// bodyFileName is the file name of a raw-body upload: ?filename=, else the
+// Content-Disposition header's filename (curl -H 'Content-Disposition:
+// attachment; filename="rank0.pt.trace.json.gz"'), else "" (the server
+// names it after its content).
+func bodyFileName(c echo.Context) string {
+	if n := c.QueryParam("filename"); n != "" {
+		return n
+	}
+	if _, params, err := mime.ParseMediaType(c.Request().Header.Get(echo.HeaderContentDisposition)); err == nil {
+		return params["filename"]
+	}
+	return ""
+}
