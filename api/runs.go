@@ -2,6 +2,7 @@ package api
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -16,6 +19,7 @@ import (
 
 	"kinetoscope/analyze"
 	"kinetoscope/api/store"
+	"kinetoscope/driver"
 	"kinetoscope/ingest"
 )
 
@@ -61,7 +65,32 @@ func listOptions(q url.Values) (store.ListOptions, error) {
 	if err := up.addLabels(q["label"]); err != nil {
 		return opt, err
 	}
-	return opt, nil
+	if v := q.Get("status"); v != "" {
+		switch st := store.Status(v); st {
+		case store.StatusQueued, store.StatusRunning, store.StatusDone, store.StatusFailed:
+			opt.Status = st
+		default:
+			return opt, echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad status %q: want queued, running, done or failed", v))
+		}
+	}
+	opt.Name = q.Get("name")
+	return opt, knownParams(q, "limit", "offset", "label", "status", "name")
+}
+
+// knownParams answers 400 naming the first query parameter not in names:
+// a parameter is never ignored silently.
+func knownParams(q url.Values, names ...string) error {
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !slices.Contains(names, k) {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("unknown query parameter %q: this endpoint takes %s", k, strings.Join(names, ", ")))
+		}
+	}
+	return nil
 }
 
 // ListRuns returns a page of runs with the live progress of those being
@@ -155,13 +184,32 @@ func (s *Server) getRun(c echo.Context) error {
 	return c.JSON(http.StatusOK, r)
 }
 
-// getReport handles GET /api/v1/runs/{id}/report.
+// getReport handles GET /api/v1/runs/{id}/report?format=: the stored
+// JSON, or the report in another of the driver's formats.
 func (s *Server) getReport(c echo.Context) error {
-	js, err := s.reportJSON(c.Request().Context(), c.Param("id"))
+	if err := knownParams(c.QueryParams(), "format"); err != nil {
+		return err
+	}
+	format := c.QueryParam("format")
+	if format == "" || format == "json" {
+		js, err := s.reportJSON(c.Request().Context(), c.Param("id"))
+		if err != nil {
+			return err
+		}
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, js)
+	}
+	if !slices.Contains(driver.ReportFormats(), format) {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad format %q: want one of %s", format, strings.Join(driver.ReportFormats(), ", ")))
+	}
+	rep, err := s.Report(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, js)
+	var buf bytes.Buffer
+	if err := driver.WriteReport(&buf, rep, format); err != nil {
+		return fmt.Errorf("report as %s: %w", format, err)
+	}
+	return c.Blob(http.StatusOK, driver.ContentType(format), buf.Bytes())
 }
 
 // getTrace handles GET /api/v1/runs/{id}/trace: the uploaded file itself

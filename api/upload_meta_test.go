@@ -2,10 +2,13 @@ package api_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"kinetoscope/api"
@@ -60,4 +63,64 @@ func rejected(t *testing.T, base string) int {
 	}
 	n, _ := strconv.Atoi(string(m[1]))
 	return n
+}
+
+// The report comes in every report format; the run list filters by status
+// and name; a parameter an endpoint does not take answers 400 naming it.
+func TestReportFormatsAndListFilters(t *testing.T) {
+	s := startServer(t, api.Config{DataDir: t.TempDir()})
+	gz, err := os.ReadFile(testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz"))
+	must(t, err)
+	code, body := do(t, "POST", s.URL+"/api/v1/runs?name=full-graph", "application/gzip", bytes.NewReader(gz))
+	if code != http.StatusAccepted {
+		t.Fatalf("upload: %d %s", code, body)
+	}
+	var created struct {
+		ID string `json:"id"`
+	}
+	must(t, json.Unmarshal(body, &created))
+	waitRun(t, s.URL, created.ID)
+	for _, tc := range []struct {
+		query, ctype, want string
+		code               int
+	}{
+		{"", "application/json", `"ranks"`, 200},
+		{"?format=csv", "text/csv; charset=utf-8", "rank,file,step,step_name,phase", 200},
+		{"?format=csv-summary", "text/csv; charset=utf-8", "rank,file,phase,steps,bucket", 200},
+		{"?format=markdown", "text/markdown; charset=utf-8", "# Kinetoscope report", 200},
+		{"?format=table", "text/plain; charset=utf-8", "Decode step", 200},
+		{"?format=xml", "", `bad format \"xml\"`, 400},
+		{"?fmt=csv", "", `unknown query parameter \"fmt\"`, 400},
+	} {
+		resp, err := http.Get(s.URL + "/api/v1/runs/" + created.ID + "/report" + tc.query)
+		must(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || (tc.ctype != "" && resp.Header.Get("Content-Type") != tc.ctype) || !strings.Contains(string(b), tc.want) {
+			t.Errorf("report%s: %d %q %.80q, want %d %q containing %q", tc.query, resp.StatusCode, resp.Header.Get("Content-Type"), b, tc.code, tc.ctype, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		query string
+		runs  int
+		code  int
+	}{
+		{"?status=done", 1, 200},
+		{"?status=failed", 0, 200},
+		{"?name=graph", 1, 200},
+		{"?name=eager", 0, 200},
+		{"?status=finished", 0, 400},
+		{"?sort=name", 0, 400},
+	} {
+		code, body := do(t, "GET", s.URL+"/api/v1/runs"+tc.query, "", nil)
+		var list struct {
+			Runs []json.RawMessage `json:"runs"`
+		}
+		if code == 200 {
+			must(t, json.Unmarshal(body, &list))
+		}
+		if code != tc.code || len(list.Runs) != tc.runs {
+			t.Errorf("runs%s: %d with %d runs, want %d with %d (%s)", tc.query, code, len(list.Runs), tc.code, tc.runs, body)
+		}
+	}
 }

@@ -171,7 +171,7 @@ func (s *SQLite) fill(ctx context.Context, r *Run) error {
 
 // List implements Meta.
 func (s *SQLite) List(ctx context.Context, opt ListOptions) ([]*Run, int, error) {
-	where, args := labelFilter(opt.Labels)
+	where, args := listFilter(opt)
 	var total int
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM runs`+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count runs: %w", err)
@@ -207,13 +207,11 @@ func (s *SQLite) List(ctx context.Context, opt ListOptions) ([]*Run, int, error)
 	return runs, total, nil
 }
 
-// labelFilter returns a WHERE clause requiring every label pair.
-func labelFilter(labels map[string]string) (string, []any) {
-	if len(labels) == 0 {
-		return "", nil
-	}
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
+// listFilter returns a WHERE clause requiring every label pair, the
+// status and the name part of opt.
+func listFilter(opt ListOptions) (string, []any) {
+	keys := make([]string, 0, len(opt.Labels))
+	for k := range opt.Labels {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -221,7 +219,18 @@ func labelFilter(labels map[string]string) (string, []any) {
 	var args []any
 	for _, k := range keys {
 		conds = append(conds, `id IN (SELECT run_id FROM run_labels WHERE key = ? AND value = ?)`)
-		args = append(args, k, labels[k])
+		args = append(args, k, opt.Labels[k])
+	}
+	if opt.Status != "" {
+		conds = append(conds, `status = ?`)
+		args = append(args, string(opt.Status))
+	}
+	if opt.Name != "" {
+		conds = append(conds, `instr(name, ?) > 0`)
+		args = append(args, opt.Name)
+	}
+	if len(conds) == 0 {
+		return "", nil
 	}
 	return " WHERE " + strings.Join(conds, " AND "), args
 }

@@ -71,6 +71,10 @@ func (r *Run) Size() int64 {
 // ListOptions selects a page of runs, newest first.
 type ListOptions struct {
 	Labels map[string]string // every pair must match
+	// Status, when set, keeps the runs of that status; Name the runs whose
+	// name contains it.
+	Status Status
+	Name   string
 	Limit  int
 	Offset int
 }
