@@ -2,12 +2,15 @@ package api_test
 
 import (
 	"encoding/json"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"kinetoscope/analyze"
+	"kinetoscope/analyze/diff"
 	"kinetoscope/api"
 )
 
@@ -118,6 +121,56 @@ func paramNames(t *testing.T, raw json.RawMessage) []string {
 			out = append(out, p.Ref[strings.LastIndex(p.Ref, "/")+1:])
 		} else {
 			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// The report and diff schemas are generated from the Go types: every JSON
+// field of analyze.Report and diff.Diff is a property, and every reference
+// in the document names a schema it defines.
+func TestOpenAPISchemas(t *testing.T) {
+	s := startServer(t, api.Config{DataDir: t.TempDir()})
+	_, body := do(t, "GET", s.URL+"/api/v1/openapi.json", "", nil)
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	must(t, json.Unmarshal(body, &doc))
+	for name, v := range map[string]any{"Report": analyze.Report{}, "Diff": diff.Diff{}} {
+		props := doc.Components.Schemas[name].Properties
+		for _, f := range jsonFields(reflect.TypeOf(v)) {
+			if _, ok := props[f]; !ok {
+				t.Errorf("schema %s lacks property %q (has %d)", name, f, len(props))
+			}
+		}
+	}
+	for _, m := range regexp.MustCompile(`"#/components/schemas/([A-Za-z0-9_]+)"`).FindAllSubmatch(body, -1) {
+		if _, ok := doc.Components.Schemas[string(m[1])]; !ok {
+			t.Errorf("reference to undefined schema %s", m[1])
+		}
+	}
+	if len(doc.Components.Schemas["Rank"].Properties) == 0 || len(doc.Components.Schemas["DiffStep"].Properties) == 0 {
+		t.Errorf("nested types not described: Rank %d, DiffStep %d properties",
+			len(doc.Components.Schemas["Rank"].Properties), len(doc.Components.Schemas["DiffStep"].Properties))
+	}
+}
+
+// jsonFields lists the JSON names of a struct type's fields.
+func jsonFields(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" {
+			out = append(out, jsonFields(f.Type)...)
+			continue
+		}
+		if name != "" && name != "-" {
+			out = append(out, name)
 		}
 	}
 	return out

@@ -18,12 +18,15 @@ var openapiJSON []byte
 
 // routes builds the echo instance: the REST API under /api/v1, the health
 // and metrics endpoints, and the web pages.
-func (s *Server) routes() error {
+func (s *Server) routes() (err error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
 	e.Use(s.recoverPanics, s.stats.middleware, s.trackRequests)
 	write := s.requireToken
+	if s.openapi, err = openAPIDocument(); err != nil {
+		return err
+	}
 	v1 := e.Group("/api/v1")
 	v1.GET("/openapi.json", s.getOpenAPI)
 	v1.POST("/runs", s.createRun, write)
@@ -53,7 +56,7 @@ func webRoute(path string) bool {
 }
 
 func (s *Server) getOpenAPI(c echo.Context) error {
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openapiJSON)
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, s.openapi)
 }
 
 // healthz handles GET /healthz: the store answers.

@@ -92,6 +92,8 @@ type Server struct {
 	cfg   Config
 	meta  store.Meta
 	blobs store.Blobs
+	// openapi is the OpenAPI document served (openAPIDocument).
+	openapi []byte
 	// analyze is the analysis the server runs.
 	analyze analyzeFunc
 	log     *slog.Logger
