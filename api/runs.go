@@ -2,6 +2,7 @@ package api
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,10 +11,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/labstack/echo/v4"
 
@@ -222,6 +226,9 @@ func (s *Server) getTrace(c echo.Context) error {
 	}
 	defer s.extendDeadlines(c)()
 	w := c.Response()
+	if name := c.QueryParam("file"); name != "" {
+		return s.getTraceFile(c, run, name)
+	}
 	if len(run.Files) == 1 {
 		f := run.Files[0]
 		rc, err := s.blobs.Open(ctx, f.SHA256)
@@ -304,4 +311,115 @@ func (s *Server) deleteRun(c echo.Context) error {
 		}
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+// getTraceFile answers one file of a run, as the report names a rank's
+// file: a stored file, or "ARCHIVE!MEMBER" for a member of a stored tar,
+// tar.gz or zip, so that each rank's trace opens in Perfetto on its own.
+func (s *Server) getTraceFile(c echo.Context, run *store.Run, name string) error {
+	ctx := c.Request().Context()
+	archive, member, inArchive := strings.Cut(name, "!")
+	for _, f := range run.Files {
+		if f.Name != archive {
+			continue
+		}
+		if !inArchive {
+			rc, err := s.blobs.Open(ctx, f.SHA256)
+			if err != nil {
+				return fmt.Errorf("run %s: %w", run.ID, blobError(f, err))
+			}
+			defer rc.Close()
+			c.Response().Header().Set(echo.HeaderContentDisposition, attachment(path.Base(f.Name)))
+			c.Response().Header().Set(echo.HeaderContentLength, strconv.FormatInt(f.Size, 10))
+			return c.Stream(http.StatusOK, contentType(f.Kind), rc)
+		}
+		rc, err := s.archiveMember(ctx, f, member)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		c.Response().Header().Set(echo.HeaderContentDisposition, attachment(path.Base(member)))
+		return c.Stream(http.StatusOK, memberType(member), rc)
+	}
+	return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("run %s has no file %q", run.ID, name))
+}
+
+// archiveMember opens the member of a stored archive.
+func (s *Server) archiveMember(ctx context.Context, f store.File, member string) (io.ReadCloser, error) {
+	notFound := echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("%s holds no member %q", f.Name, member))
+	if f.Kind == ingest.FormatZip {
+		p, err := s.blobs.Local(ctx, f.SHA256)
+		if err != nil {
+			return nil, blobError(f, err)
+		}
+		zr, err := zip.OpenReader(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
+		}
+		for _, m := range zr.File {
+			if m.Name == member {
+				rc, err := m.Open()
+				if err != nil {
+					zr.Close()
+					return nil, fmt.Errorf("%s: %s: %w", f.Name, member, err)
+				}
+				return memberReader{rc, []io.Closer{rc, zr}}, nil
+			}
+		}
+		zr.Close()
+		return nil, notFound
+	}
+	rc, err := s.blobs.Open(ctx, f.SHA256)
+	if err != nil {
+		return nil, blobError(f, err)
+	}
+	var r io.Reader = rc
+	if f.Kind == ingest.FormatTarGz {
+		zr, err := gzip.NewReader(rc)
+		if err != nil {
+			rc.Close()
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
+		}
+		r = zr
+	}
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			rc.Close()
+			if err == io.EOF {
+				return nil, notFound
+			}
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
+		}
+		if h.Name == member && h.Typeflag == tar.TypeReg {
+			return memberReader{tr, []io.Closer{rc}}, nil
+		}
+	}
+}
+
+// memberReader reads an archive member and closes what it was read
+// through.
+type memberReader struct {
+	io.Reader
+	closers []io.Closer
+}
+
+// Close closes every closer, and returns the first error.
+func (m memberReader) Close() error {
+	var first error
+	for _, c := range m.closers {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// memberType is the content type of an archive member by its name.
+func memberType(name string) string {
+	if strings.HasSuffix(name, ".gz") {
+		return "application/gzip"
+	}
+	return "application/json"
 }

@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
+	"path"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"kinetoscope/analyze"
 	"kinetoscope/api"
 	"kinetoscope/internal/testkit"
 )
@@ -123,4 +127,58 @@ func TestReportFormatsAndListFilters(t *testing.T) {
 			t.Errorf("runs%s: %d with %d runs, want %d with %d (%s)", tc.query, code, len(list.Runs), tc.code, tc.runs, body)
 		}
 	}
+}
+
+// Each rank's trace downloads on its own (for Perfetto, which opens one
+// trace, not a tar): the file the report names for the rank, byte for
+// byte, from a run of rank files and from a run uploaded as an archive.
+func TestRankTraceDownload(t *testing.T) {
+	s := startServer(t, api.Config{DataDir: t.TempDir()})
+	eager, files := realRun(t, s.URL, "eager")
+	want := map[string][]byte{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		must(t, err)
+		want[filepath.Base(f)] = b
+	}
+	for _, kind := range []string{"tar.gz", "zip"} {
+		code, body := do(t, "POST", s.URL+"/api/v1/runs?name=archive-"+kind, archiveType(kind), bytes.NewReader(profileArchive(t, kind)))
+		if code != http.StatusAccepted {
+			t.Fatalf("%s upload: %d %s", kind, code, body)
+		}
+		var c created
+		must(t, json.Unmarshal(body, &c))
+		waitRun(t, s.URL, c.ID)
+		for _, name := range []string{traceRank0, traceRank1} {
+			b, err := os.ReadFile(testkit.Public(t, name))
+			must(t, err)
+			want[name] = b
+		}
+		checkRankTraces(t, s.URL, c.ID, want)
+	}
+	checkRankTraces(t, s.URL, eager, want)
+	if code, _ := do(t, "GET", s.URL+"/api/v1/runs/"+eager+"/trace?file=nope.json.gz", "", nil); code != http.StatusNotFound {
+		t.Errorf("unknown file: %d, want 404", code)
+	}
+}
+
+// checkRankTraces downloads the trace of every rank of run id, as its
+// report names the rank's file, and compares it with want by base name.
+func checkRankTraces(t *testing.T, base, id string, want map[string][]byte) {
+	t.Helper()
+	var rep analyze.Report
+	getJSON(t, base+"/api/v1/runs/"+id+"/report", &rep)
+	for _, rk := range rep.Ranks {
+		code, got := do(t, "GET", base+"/api/v1/runs/"+id+"/trace?file="+url.QueryEscape(rk.File), "", nil)
+		if w := want[path.Base(strings.ReplaceAll(rk.File, "!", "/"))]; code != http.StatusOK || !bytes.Equal(got, w) {
+			t.Errorf("run %s rank %d (%s): %d, %d bytes; want the %d bytes of the file", id, rk.Rank, rk.File, code, len(got), len(w))
+		}
+	}
+}
+
+func archiveType(kind string) string {
+	if kind == "zip" {
+		return "application/zip"
+	}
+	return "application/gzip"
 }

@@ -83,3 +83,38 @@ document.addEventListener("DOMContentLoaded", () => {
 // A page restored from the back-forward cache shows stale runs: reload it.
 window.addEventListener("pageshow", (e) => { if (e.persisted) window.location.reload(); });
 
+
+// "open in Perfetto": fetch one rank's trace and hand it to ui.perfetto.dev
+// through its postMessage protocol (PING until it answers PONG, then the
+// buffer), so that nothing is uploaded anywhere but the browser.
+(function () {
+  const origin = "https://ui.perfetto.dev";
+  document.querySelectorAll("button.perfetto").forEach(function (b) {
+    b.addEventListener("click", async function () {
+      b.disabled = true;
+      const label = b.textContent;
+      b.textContent = "reading…";
+      try {
+        const resp = await fetch(b.dataset.url, { credentials: "same-origin" });
+        if (!resp.ok) throw new Error(resp.status + " " + (await resp.text()));
+        const buffer = await resp.arrayBuffer();
+        const win = window.open(origin);
+        if (!win) throw new Error("the browser blocked the Perfetto window");
+        const timer = setInterval(function () { win.postMessage("PING", origin); }, 50);
+        const onMessage = function (e) {
+          if (e.origin !== origin || e.data !== "PONG") return;
+          clearInterval(timer);
+          window.removeEventListener("message", onMessage);
+          win.postMessage({ perfetto: { buffer: buffer, title: b.dataset.title, fileName: b.dataset.title + ".json.gz" } }, origin);
+        };
+        window.addEventListener("message", onMessage);
+        setTimeout(function () { clearInterval(timer); }, 30000);
+        b.textContent = label;
+      } catch (err) {
+        b.textContent = "Perfetto: " + err.message;
+      } finally {
+        b.disabled = false;
+      }
+    });
+  });
+})();
