@@ -182,3 +182,30 @@ func archiveType(kind string) string {
 	}
 	return "application/gzip"
 }
+
+// The run page says mixed where the steps are mixed, and lists why the
+// collectives could not be aligned when they could not.
+func TestRunPageMixedAndMismatches(t *testing.T) {
+	s := startServer(t, api.Config{DataDir: t.TempDir()})
+	upload := func(body []byte, ctype, name string) string {
+		code, resp := do(t, "POST", s.URL+"/api/v1/runs?name="+name, ctype, bytes.NewReader(body))
+		if code != http.StatusAccepted {
+			t.Fatalf("upload %s: %d %s", name, code, resp)
+		}
+		var c created
+		must(t, json.Unmarshal(resp, &c))
+		waitRun(t, s.URL, c.ID)
+		return c.ID
+	}
+	gz, err := os.ReadFile(testkit.Public(t, "tracelens-vllm-prefilldecode-piecewise.json.gz"))
+	must(t, err)
+	mixed := upload(gz, "application/gzip", "piecewise")
+	if _, page := do(t, "GET", s.URL+"/runs/"+mixed, "", nil); !bytes.Contains(page, []byte("0 / 0 / 1 mixed")) || !bytes.Contains(page, []byte("Mixed step")) {
+		t.Errorf("mixed run page does not say mixed")
+	}
+	sampled := upload(profileArchive(t, "tar.gz"), "application/gzip", "sampled")
+	_, page := do(t, "GET", s.URL+"/runs/"+sampled, "", nil)
+	if !bytes.Contains(page, []byte(`id="mismatches"`)) || !bytes.Contains(page, []byte("no trace for member rank(s) 2-127")) {
+		t.Errorf("unaligned run page does not list why:\n%s", page)
+	}
+}
