@@ -16,6 +16,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -36,9 +37,13 @@ type Config struct {
 	// DataDir holds the database (runs.db), the blobs (blobs/) and the
 	// analysis work directories (work/).
 	DataDir string
-	// Token, when set, is required as "Authorization: Bearer TOKEN" on the
-	// write endpoints (POST, DELETE).
+	// Token, when set, is required on every route but /healthz and the
+	// login page: as "Authorization: Bearer TOKEN", or in the session
+	// cookie the login page sets.
 	Token string
+	// ReadToken, when set (only with Token), may read (GET, HEAD) but not
+	// upload or delete.
+	ReadToken string
 	// MaxUploadBytes caps one upload request body (default 8 GiB).
 	MaxUploadBytes int64
 	// MaxUncompressedBytes caps the decompressed size of one gzip stream
@@ -47,6 +52,12 @@ type Config struct {
 	// MaxRatio caps the decompression ratio of a gzip stream once it has
 	// inflated past 256 MiB (default 200; real traces compress 12-22x).
 	MaxRatio int64
+	// MaxFiles caps the trace files of one run: the files of a multipart
+	// upload, or the members of an archive (default 1024).
+	MaxFiles int
+	// MaxParts caps the parts of one multipart request, fields included
+	// (default 1024).
+	MaxParts int
 	// Workers is the number of analyses run at once (default 2): analysis
 	// memory grows with the trace, so this bounds the server's memory.
 	Workers int
@@ -73,6 +84,12 @@ func (c *Config) defaults() {
 	}
 	if c.Workers <= 0 {
 		c.Workers = 2
+	}
+	if c.MaxFiles <= 0 {
+		c.MaxFiles = 1024
+	}
+	if c.MaxParts <= 0 {
+		c.MaxParts = 1024
 	}
 	if c.StallTimeout <= 0 {
 		c.StallTimeout = 60 * time.Second
@@ -158,6 +175,9 @@ func New(cfg Config, meta store.Meta, blobs store.Blobs) (*Server, error) {
 
 func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*Server, error) {
 	cfg.defaults()
+	if cfg.ReadToken != "" && cfg.Token == "" {
+		return nil, errors.New("a read-only token needs a token for writes too")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		cfg: cfg, meta: meta, blobs: blobs, analyze: f, log: cfg.Logger,

@@ -344,7 +344,7 @@ func (s *Server) storeFile(ctx context.Context, r io.Reader, name string, up *up
 }
 
 func (s *Server) limits() ingest.Limits {
-	return ingest.Limits{MaxUncompressedBytes: s.cfg.MaxUncompressedBytes, MaxRatio: s.cfg.MaxRatio}
+	return ingest.Limits{MaxUncompressedBytes: s.cfg.MaxUncompressedBytes, MaxRatio: s.cfg.MaxRatio, MaxMembers: s.cfg.MaxFiles}
 }
 
 // cleanName keeps an uploaded file's name and the relative directories
