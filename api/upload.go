@@ -242,16 +242,17 @@ func (s *Server) readMultipart(req *http.Request, boundary string, up *upload) e
 	}
 	mr := multipart.NewReader(req.Body, boundary)
 	for parts := 1; ; parts++ {
-		if parts > s.cfg.MaxParts {
-			return &inputError{Code: http.StatusRequestEntityTooLarge, Msg: fmt.Sprintf(
-				"multipart body has more than %d parts (the server's --max-parts)", s.cfg.MaxParts)}
-		}
 		part, err := mr.NextPart()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return badInput("bad multipart body: %v", err)
+		}
+		if parts > s.cfg.MaxParts {
+			part.Close()
+			return &inputError{Code: http.StatusRequestEntityTooLarge, Msg: fmt.Sprintf(
+				"multipart body has more than %d parts (the server's --max-parts)", s.cfg.MaxParts)}
 		}
 		if err := s.readPart(req.Context(), part, up); err != nil {
 			return err
