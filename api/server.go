@@ -11,6 +11,7 @@
 //	                         removed at start)
 //	work/ID/                 links to a run's blobs under their file names
 //	                         while it is analysed (removed at start)
+//	charts/ID/               rendered charts of a run (bounded in size)
 //	.samples-loaded          written once the sample runs were loaded
 package api
 
@@ -61,6 +62,15 @@ type Config struct {
 	// Workers is the number of analyses run at once (default 2): analysis
 	// memory grows with the trace, so this bounds the server's memory.
 	Workers int
+	// ChartWorkers is the number of charts drawn at once (default 2), apart
+	// from the analysis workers: a timeline re-reads the stored trace.
+	ChartWorkers int
+	// ChartTimeout bounds one chart request, waiting for a chart worker
+	// included (default 60s).
+	ChartTimeout time.Duration
+	// ChartCacheBytes bounds the rendered charts kept on disk in
+	// charts/ under DataDir (default 256 MiB).
+	ChartCacheBytes int64
 	// StallTimeout drops an upload that sends nothing for this long
 	// (default 60s); an upload that keeps sending may take as long as it
 	// needs.
@@ -91,6 +101,15 @@ func (c *Config) defaults() {
 	if c.MaxParts <= 0 {
 		c.MaxParts = 1024
 	}
+	if c.ChartWorkers <= 0 {
+		c.ChartWorkers = 2
+	}
+	if c.ChartTimeout <= 0 {
+		c.ChartTimeout = 60 * time.Second
+	}
+	if c.ChartCacheBytes <= 0 {
+		c.ChartCacheBytes = 256 << 20
+	}
 	if c.StallTimeout <= 0 {
 		c.StallTimeout = 60 * time.Second
 	}
@@ -114,8 +133,10 @@ type Server struct {
 	log     *slog.Logger
 	echo    *echo.Echo
 	stats   *metrics
-	// images keeps the last timelines drawn.
+	// images keeps the charts drawn, on disk; charts bounds the charts
+	// drawn at once.
 	images *imageCache
+	charts chan struct{}
 
 	// blobMu orders the moment an upload records its run against deletes,
 	// so that a delete never removes a blob an upload is about to
@@ -181,9 +202,15 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		cfg: cfg, meta: meta, blobs: blobs, analyze: f, log: cfg.Logger,
-		stats: newMetrics(), live: map[string]*store.Progress{}, stop: map[string]context.CancelFunc{}, pending: map[string]int{}, images: newImageCache(32, 32<<20),
-		sem: make(chan struct{}, cfg.Workers), ctx: ctx, cancel: cancel,
+		stats: newMetrics(), live: map[string]*store.Progress{}, stop: map[string]context.CancelFunc{}, pending: map[string]int{},
+		sem: make(chan struct{}, cfg.Workers), charts: make(chan struct{}, cfg.ChartWorkers), ctx: ctx, cancel: cancel,
 	}
+	images, err := openImageCache(filepath.Join(cfg.DataDir, "charts"), cfg.ChartCacheBytes)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	s.images = images
 	if s.analyze == nil {
 		s.analyze = (*Server).analyzePath
 	}
