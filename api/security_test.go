@@ -183,7 +183,7 @@ func TestMalformedLabelFilter(t *testing.T) {
 }
 
 // tarOfFiles is a tar of n tiny trace files.
-func tarOfFiles(t *testing.T, n int) []byte {
+func tarOfFiles(t testing.TB, n int) []byte {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for i := range n {
@@ -197,7 +197,7 @@ func tarOfFiles(t *testing.T, n int) []byte {
 
 // multipartOf is a multipart body of files tiny trace files and fields
 // other fields.
-func multipartOf(t *testing.T, files, fields int) (string, *bytes.Buffer) {
+func multipartOf(t testing.TB, files, fields int) (string, *bytes.Buffer) {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	for i := range fields {
