@@ -23,6 +23,9 @@ type serveFlags struct {
 	addr, data, token, readToken, samples string
 	maxUpload, maxUncompressed            int64
 	workers, maxFiles, maxParts           int
+	chartWorkers                          int
+	chartTimeout                          time.Duration
+	chartCache                            int64
 	// insecure allows a non-loopback address without a token.
 	insecure bool
 	// grace is how long a shutdown waits for the requests in progress
@@ -43,8 +46,11 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&f.maxParts, "max-parts", 1024, "most parts in one multipart upload")
 	fs.StringVar(&f.samples, "samples", "", "directory of sample runs loaded on first start (default: sampletraces/real when present)")
 	fs.Int64Var(&f.maxUpload, "max-upload", 8<<30, "largest upload request body, bytes")
-	fs.Int64Var(&f.maxUncompressed, "max-uncompressed", 64<<30, "largest decompressed size of one gzip stream or archive, bytes")
+	fs.Int64Var(&f.maxUncompressed, "max-uncompressed", 64<<30, "largest decompressed size of one gzip stream, archive or archive member, bytes")
 	fs.IntVar(&f.workers, "workers", 2, "analyses run at once")
+	fs.IntVar(&f.chartWorkers, "chart-workers", 2, "charts drawn at once, apart from the analyses")
+	fs.DurationVar(&f.chartTimeout, "chart-timeout", time.Minute, "longest a chart request may take, waiting for a chart worker included")
+	fs.Int64Var(&f.chartCache, "chart-cache", 256<<20, "bytes of rendered charts kept on disk under the data directory")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kinetoscope serve [flags]\n\nServe the REST API (/api/v1) and the web page.\n\nflags:")
 		fs.PrintDefaults()
@@ -108,6 +114,7 @@ func serve(ctx context.Context, ln net.Listener, f *serveFlags, stdout io.Writer
 		DataDir: f.data, Token: f.token, ReadToken: f.readToken, MaxUploadBytes: f.maxUpload,
 		MaxUncompressedBytes: f.maxUncompressed, Workers: f.workers, Logger: log,
 		MaxFiles: f.maxFiles, MaxParts: f.maxParts,
+		ChartWorkers: f.chartWorkers, ChartTimeout: f.chartTimeout, ChartCacheBytes: f.chartCache,
 	})
 	if err != nil {
 		return err
