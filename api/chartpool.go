@@ -72,13 +72,11 @@ func (s *Server) renderChart(ctx context.Context, key string, draw func(context.
 	case r := <-done:
 		return r.img, r.err
 	case <-ctx.Done():
-		return nil, s.chartTimeout(ctx, key)
+		return nil, s.chartTimeout(ctx)
 	}
 }
 
-// drawSafely draws, looking in the cache first (a request for the same
-// chart may have drawn it while this one waited), and turns a panic into
-// an error.
+// drawSafely draws and turns a panic into an error.
 func drawSafely(ctx context.Context, key string, draw func(context.Context) ([]byte, error)) (img []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -95,7 +93,7 @@ func (s *Server) acquireChart(ctx context.Context) error {
 	case s.charts <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return s.chartTimeout(ctx, "")
+		return s.chartTimeout(ctx)
 	case <-s.ctx.Done():
 		return echo.NewHTTPError(http.StatusServiceUnavailable, "the server is shutting down")
 	}
@@ -103,15 +101,14 @@ func (s *Server) acquireChart(ctx context.Context) error {
 
 func (s *Server) releaseChart() { <-s.charts }
 
-// chartTimeout explains a chart request that ran out of time (503, with
-// Retry-After) or whose client went away.
-func (s *Server) chartTimeout(ctx context.Context, key string) error {
+// chartTimeout explains a chart request that ran out of time (503) or
+// whose client went away.
+func (s *Server) chartTimeout(ctx context.Context) error {
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return ctx.Err()
 	}
-	he := echo.NewHTTPError(http.StatusServiceUnavailable, fmt.Sprintf(
-		"chart %s: not drawn within %s (the server's --chart-timeout): the chart workers are busy or the trace is large; try again later", key, s.cfg.ChartTimeout))
-	return he
+	return echo.NewHTTPError(http.StatusServiceUnavailable, fmt.Sprintf(
+		"chart not drawn within %s (the server's --chart-timeout): the chart workers are busy or the trace is large; try again later", s.cfg.ChartTimeout))
 }
 
 // drawUncached draws a chart that is not cached (a diff depends on two

@@ -72,7 +72,7 @@ func (s *Server) Timeline(ctx context.Context, id string, rank, step int, format
 	}
 	key := chartKey(id, hash, timelineKind, rk.Rank, st.Index, format)
 	return s.renderChart(ctx, key, func(ctx context.Context) ([]byte, error) {
-		if img, ok := s.images.get(key); ok {
+		if img, ok := s.images.get(key); ok { // drawn while this request waited
 			return img, nil
 		}
 		return s.drawTimeline(ctx, run, rep, rk, st.Index, format)
