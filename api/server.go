@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -62,8 +63,10 @@ type Config struct {
 	// Workers is the number of analyses run at once (default 2): analysis
 	// memory grows with the trace, so this bounds the server's memory.
 	Workers int
-	// ChartWorkers is the number of charts drawn at once (default 2), apart
-	// from the analysis workers: a timeline re-reads the stored trace.
+	// ChartWorkers is the number of charts drawn at once, apart from the
+	// analysis workers (default: a quarter of the processors, at least
+	// one): a timeline re-reads the stored trace, and drawing must leave
+	// the processors to the analyses.
 	ChartWorkers int
 	// ChartTimeout bounds one chart request, waiting for a chart worker
 	// included (default 60s).
@@ -102,7 +105,7 @@ func (c *Config) defaults() {
 		c.MaxParts = 1024
 	}
 	if c.ChartWorkers <= 0 {
-		c.ChartWorkers = 2
+		c.ChartWorkers = max(1, runtime.GOMAXPROCS(0)/4)
 	}
 	if c.ChartTimeout <= 0 {
 		c.ChartTimeout = 60 * time.Second

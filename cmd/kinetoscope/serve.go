@@ -48,7 +48,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Int64Var(&f.maxUpload, "max-upload", 8<<30, "largest upload request body, bytes")
 	fs.Int64Var(&f.maxUncompressed, "max-uncompressed", 64<<30, "largest decompressed size of one gzip stream, archive or archive member, bytes")
 	fs.IntVar(&f.workers, "workers", 2, "analyses run at once")
-	fs.IntVar(&f.chartWorkers, "chart-workers", 2, "charts drawn at once, apart from the analyses")
+	fs.IntVar(&f.chartWorkers, "chart-workers", 0, "charts drawn at once, apart from the analyses (0: a quarter of the processors, at least 1)")
 	fs.DurationVar(&f.chartTimeout, "chart-timeout", time.Minute, "longest a chart request may take, waiting for a chart worker included")
 	fs.Int64Var(&f.chartCache, "chart-cache", 256<<20, "bytes of rendered charts kept on disk under the data directory")
 	fs.Usage = func() {
