@@ -293,7 +293,7 @@ func phaseRank(phase string) int {
 
 // bucketRank orders buckets as Buckets does.
 func bucketRank(id BucketID) int {
-	return slices.IndexFunc(Buckets(), func(b Bucket) bool { return b.ID == id })
+	return slices.IndexFunc(bucketTable, func(b Bucket) bool { return b.ID == id })
 }
 
 // sortRows orders rows by phase, bucket, size (no size last), group size.

@@ -69,9 +69,13 @@ func Buckets() []Bucket {
 	}
 }
 
+// bucketTable is Buckets() made once and never modified: BucketByID is
+// called per GPU event and must not allocate.
+var bucketTable = Buckets()
+
 // BucketByID returns the bucket with the given id and whether it exists.
 func BucketByID(id BucketID) (Bucket, bool) {
-	for _, b := range Buckets() {
+	for _, b := range bucketTable {
 		if b.ID == id {
 			return b, true
 		}

@@ -197,7 +197,7 @@ func analysisName(f store.File) string {
 // analyzePath runs the driver's pipeline on a run laid out at path, with
 // the server's read limit, publishing its progress to lp.
 func (s *Server) analyzePath(ctx context.Context, path string, lp *liveProgress) (*analyze.Report, error) {
-	opt := driver.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes, Progress: lp.update}
+	opt := driver.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes, MaxRatio: s.cfg.MaxRatio, Progress: lp.update}
 	set, err := driver.ReadSet(path, opt)
 	if err != nil {
 		return nil, fmt.Errorf("read: %w", err)

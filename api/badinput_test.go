@@ -261,8 +261,8 @@ func TestToken(t *testing.T) {
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("with token: %d", resp.StatusCode)
 	}
-	if code, _ := do(t, "GET", s.URL+"/api/v1/runs", "", nil); code != 200 {
-		t.Errorf("reads need no token: %d", code)
+	if code, _ := do(t, "GET", s.URL+"/api/v1/runs", "", nil); code != 401 {
+		t.Errorf("read without token: %d, want 401", code)
 	}
 	if code, _ := do(t, "DELETE", s.URL+"/api/v1/runs/x", "", nil); code != 401 {
 		t.Errorf("delete without token: %d", code)

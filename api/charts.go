@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -46,14 +47,16 @@ func (s *Server) getChart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := s.Report(c.Request().Context(), c.Param("id"))
+	ctx, id := c.Request().Context(), c.Param("id")
+	rep, hash, err := s.reportWithHash(ctx, id)
 	if err != nil {
 		return err
 	}
-	run := &driver.Run{Report: rep}
-	img, err := run.Chart(driver.ChartRequest{Kind: kind, Format: render.Format(format), Rank: rank, Step: -1})
+	img, err := s.renderChart(ctx, chartKey(id, hash, kind, rank, -1, format), func(context.Context) ([]byte, error) {
+		return (&driver.Run{Report: rep}).Chart(driver.ChartRequest{Kind: kind, Format: render.Format(format), Rank: rank, Step: -1})
+	})
 	if err != nil {
-		return fmt.Errorf("chart %s of run %s: %w", kind, c.Param("id"), err)
+		return fmt.Errorf("chart %s of run %s: %w", kind, id, err)
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "private, max-age=60")
 	return c.Blob(http.StatusOK, chartType(format), img)
@@ -72,7 +75,7 @@ func (s *Server) getDiffChart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	img, err := driver.DiffChart(d, render.Format(format))
+	img, err := s.drawUncached(c.Request().Context(), func() ([]byte, error) { return driver.DiffChart(d, render.Format(format)) })
 	if err != nil {
 		return fmt.Errorf("diff chart: %w", err)
 	}

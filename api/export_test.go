@@ -21,3 +21,16 @@ func OpenWithAnalysis(cfg Config, wrap func(ctx context.Context, path string, re
 		return wrap(ctx, path, func() (*analyze.Report, error) { return s.analyzePath(ctx, path, lp) })
 	})
 }
+
+// HoldChartWorkers takes every slot of the chart pool until release is
+// called, as long chart work would.
+func (s *Server) HoldChartWorkers() (release func()) {
+	for range cap(s.charts) {
+		s.charts <- struct{}{}
+	}
+	return func() {
+		for range cap(s.charts) {
+			<-s.charts
+		}
+	}
+}

@@ -1,76 +1,167 @@
 package api
 
 import (
-	"container/list"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
-// imageCache keeps the most recently drawn images that are costly to
-// redraw (a timeline re-reads the run's trace), bounded in entries and
-// bytes. Keys start with the run id and a slash.
+// imageCache keeps rendered charts on disk under the data directory
+// (charts/RUN_ID/...), so that they survive restarts, bounded in bytes:
+// past the bound the least recently used images are removed. Keys are
+// "RUN_ID/name" with name a file name (see chartKey); a run's images go
+// when it is deleted.
 type imageCache struct {
-	mu         sync.Mutex
-	maxEntries int
-	maxBytes   int
-	bytes      int
-	order      *list.List // of *cachedImage, most recently used first
-	byKey      map[string]*list.Element
+	dir      string
+	maxBytes int64
+
+	mu      sync.Mutex
+	bytes   int64
+	entries map[string]*cachedImage
 }
 
+// cachedImage is one image file's size and last use.
 type cachedImage struct {
-	key string
-	img []byte
+	size int64
+	used time.Time
 }
 
-func newImageCache(maxEntries, maxBytes int) *imageCache {
-	return &imageCache{maxEntries: maxEntries, maxBytes: maxBytes, order: list.New(), byKey: map[string]*list.Element{}}
+// openImageCache opens the cache in dir, counting the images a previous
+// process left there; it removes the oldest when over maxBytes.
+func openImageCache(dir string, maxBytes int64) (*imageCache, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("chart cache: %w", err)
+	}
+	c := &imageCache{dir: dir, maxBytes: maxBytes, entries: map[string]*cachedImage{}}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(d.Name(), ".tmp-") {
+			return os.Remove(p)
+		}
+		key, _ := filepath.Rel(dir, p)
+		c.entries[filepath.ToSlash(key)] = &cachedImage{size: info.Size(), used: info.ModTime()}
+		c.bytes += info.Size()
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chart cache: %w", err)
+	}
+	c.mu.Lock()
+	c.evict()
+	c.mu.Unlock()
+	return c, nil
 }
+
+func (c *imageCache) path(key string) string { return filepath.Join(c.dir, filepath.FromSlash(key)) }
 
 // get returns the image stored under key.
 func (c *imageCache) get(key string) ([]byte, bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.byKey[key]
+	e, ok := c.entries[key]
+	if ok {
+		e.used = time.Now()
+	}
+	c.mu.Unlock()
 	if !ok {
 		return nil, false
 	}
-	c.order.MoveToFront(e)
-	return e.Value.(*cachedImage).img, true
+	img, err := os.ReadFile(c.path(key))
+	if err != nil {
+		c.forget(key)
+		return nil, false
+	}
+	now := time.Now()
+	os.Chtimes(c.path(key), now, now) // the order of use survives a restart
+	return img, true
 }
 
-// put stores img under key, dropping the least recently used images to
-// stay within the bounds; an image larger than a quarter of the byte bound
-// is not kept.
+// put stores img under key, removing the least recently used images to
+// stay within the bound; an image larger than a quarter of it is not
+// kept. A failure to write only loses the image.
 func (c *imageCache) put(key string, img []byte) {
-	if len(img) > c.maxBytes/4 {
+	if int64(len(img)) > c.maxBytes/4 {
+		return
+	}
+	p := c.path(key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-")
+	if err != nil {
+		return
+	}
+	_, err = tmp.Write(img)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), p)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.byKey[key]; ok {
-		c.remove(e)
+	if old, ok := c.entries[key]; ok {
+		c.bytes -= old.size
 	}
-	c.byKey[key] = c.order.PushFront(&cachedImage{key: key, img: img})
-	c.bytes += len(img)
-	for c.order.Len() > c.maxEntries || c.bytes > c.maxBytes {
-		c.remove(c.order.Back())
+	c.entries[key] = &cachedImage{size: int64(len(img)), used: time.Now()}
+	c.bytes += int64(len(img))
+	c.evict()
+}
+
+// evict removes the least recently used images while over the bound; mu
+// is held.
+func (c *imageCache) evict() {
+	if c.bytes <= c.maxBytes {
+		return
+	}
+	keys := make([]string, 0, len(c.entries))
+	for k := range c.entries {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return c.entries[keys[i]].used.Before(c.entries[keys[j]].used) })
+	for _, k := range keys {
+		if c.bytes <= c.maxBytes {
+			return
+		}
+		os.Remove(c.path(k))
+		c.bytes -= c.entries[k].size
+		delete(c.entries, k)
 	}
 }
 
-// dropRun forgets the images of one run.
+// forget drops an entry whose file went missing.
+func (c *imageCache) forget(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[key]; ok {
+		c.bytes -= e.size
+		delete(c.entries, key)
+	}
+}
+
+// dropRun removes the images of one run.
 func (c *imageCache) dropRun(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for key, e := range c.byKey {
+	for key, e := range c.entries {
 		if strings.HasPrefix(key, id+"/") {
-			c.remove(e)
+			c.bytes -= e.size
+			delete(c.entries, key)
 		}
 	}
-}
-
-func (c *imageCache) remove(e *list.Element) {
-	ci := c.order.Remove(e).(*cachedImage)
-	delete(c.byKey, ci.key)
-	c.bytes -= len(ci.img)
+	os.RemoveAll(c.path(id))
 }

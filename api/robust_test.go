@@ -88,13 +88,7 @@ func (b blockingAnalysis) wrap(ctx context.Context, path string, real func() (*a
 // startWith starts a server whose analysis is b's on a loopback listener.
 func startWith(t testing.TB, cfg api.Config, b blockingAnalysis) *testServer {
 	t.Helper()
-	cfg.Logger = quietLog()
-	srv, err := api.OpenWithAnalysis(cfg, b.wrap)
-	must(t, err)
-	ts := newHTTPServer(srv)
-	s := &testServer{Server: srv, URL: ts.URL, ts: ts}
-	t.Cleanup(s.stop)
-	return s
+	return startWithAnalysis(t, cfg, b.wrap)
 }
 
 // Deleting a run while it is analysed cancels the analysis, records

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"crypto/subtle"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -22,17 +21,16 @@ func (s *Server) routes() (err error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	e.Use(s.recoverPanics, s.stats.middleware, s.trackRequests)
-	write := s.requireToken
+	e.Use(securityHeaders, s.recoverPanics, s.stats.middleware, s.trackRequests, s.authenticate, strictQuery)
 	if s.openapi, err = openAPIDocument(); err != nil {
 		return err
 	}
 	v1 := e.Group("/api/v1")
 	v1.GET("/openapi.json", s.getOpenAPI)
-	v1.POST("/runs", s.createRun, write)
+	v1.POST("/runs", s.createRun)
 	v1.GET("/runs", s.listRuns)
 	v1.GET("/runs/:id", s.getRun)
-	v1.DELETE("/runs/:id", s.deleteRun, write)
+	v1.DELETE("/runs/:id", s.deleteRun)
 	v1.GET("/runs/:id/report", s.getReport)
 	v1.GET("/runs/:id/charts/:chart", s.getChart)
 	v1.GET("/runs/:id/trace", s.getTrace)
@@ -40,6 +38,8 @@ func (s *Server) routes() (err error) {
 	v1.GET("/diff/charts/:chart", s.getDiffChart)
 	e.GET("/healthz", s.healthz)
 	e.GET("/metrics", s.getMetrics)
+	e.GET(loginPath, s.getLogin)
+	e.POST(loginPath, s.postLogin)
 	pages, err := web.New(s, s.cfg.Token != "")
 	if err != nil {
 		return err
@@ -65,21 +65,6 @@ func (s *Server) healthz(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusServiceUnavailable, "store: "+err.Error())
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
-}
-
-// requireToken checks the bearer token on write endpoints when one is set.
-func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if s.cfg.Token == "" {
-			return next(c)
-		}
-		got, ok := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) != 1 {
-			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="kinetoscope"`)
-			return echo.NewHTTPError(http.StatusUnauthorized, "this server needs a token for writes: send Authorization: Bearer TOKEN")
-		}
-		return next(c)
-	}
 }
 
 // errorHandler answers every error as JSON {"error": message}; errors that

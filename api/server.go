@@ -11,16 +11,19 @@
 //	                         removed at start)
 //	work/ID/                 links to a run's blobs under their file names
 //	                         while it is analysed (removed at start)
+//	charts/ID/               rendered charts of a run (bounded in size)
 //	.samples-loaded          written once the sample runs were loaded
 package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -36,9 +39,13 @@ type Config struct {
 	// DataDir holds the database (runs.db), the blobs (blobs/) and the
 	// analysis work directories (work/).
 	DataDir string
-	// Token, when set, is required as "Authorization: Bearer TOKEN" on the
-	// write endpoints (POST, DELETE).
+	// Token, when set, is required on every route but /healthz and the
+	// login page: as "Authorization: Bearer TOKEN", or in the session
+	// cookie the login page sets.
 	Token string
+	// ReadToken, when set (only with Token), may read (GET, HEAD) but not
+	// upload or delete.
+	ReadToken string
 	// MaxUploadBytes caps one upload request body (default 8 GiB).
 	MaxUploadBytes int64
 	// MaxUncompressedBytes caps the decompressed size of one gzip stream
@@ -47,9 +54,26 @@ type Config struct {
 	// MaxRatio caps the decompression ratio of a gzip stream once it has
 	// inflated past 256 MiB (default 200; real traces compress 12-22x).
 	MaxRatio int64
+	// MaxFiles caps the trace files of one run: the files of a multipart
+	// upload, or the members of an archive (default 1024).
+	MaxFiles int
+	// MaxParts caps the parts of one multipart request, fields included
+	// (default 1024).
+	MaxParts int
 	// Workers is the number of analyses run at once (default 2): analysis
 	// memory grows with the trace, so this bounds the server's memory.
 	Workers int
+	// ChartWorkers is the number of charts drawn at once, apart from the
+	// analysis workers (default: a quarter of the processors, at least
+	// one): a timeline re-reads the stored trace, and drawing must leave
+	// the processors to the analyses.
+	ChartWorkers int
+	// ChartTimeout bounds one chart request, waiting for a chart worker
+	// included (default 60s).
+	ChartTimeout time.Duration
+	// ChartCacheBytes bounds the rendered charts kept on disk in
+	// charts/ under DataDir (default 256 MiB).
+	ChartCacheBytes int64
 	// StallTimeout drops an upload that sends nothing for this long
 	// (default 60s); an upload that keeps sending may take as long as it
 	// needs.
@@ -73,6 +97,21 @@ func (c *Config) defaults() {
 	}
 	if c.Workers <= 0 {
 		c.Workers = 2
+	}
+	if c.MaxFiles <= 0 {
+		c.MaxFiles = 1024
+	}
+	if c.MaxParts <= 0 {
+		c.MaxParts = 1024
+	}
+	if c.ChartWorkers <= 0 {
+		c.ChartWorkers = max(1, runtime.GOMAXPROCS(0)/4)
+	}
+	if c.ChartTimeout <= 0 {
+		c.ChartTimeout = 60 * time.Second
+	}
+	if c.ChartCacheBytes <= 0 {
+		c.ChartCacheBytes = 256 << 20
 	}
 	if c.StallTimeout <= 0 {
 		c.StallTimeout = 60 * time.Second
@@ -99,8 +138,10 @@ type Server struct {
 	log     *slog.Logger
 	echo    *echo.Echo
 	stats   *metrics
-	// images keeps the last timelines drawn.
+	// images keeps the charts drawn, on disk; charts bounds the charts
+	// drawn at once.
 	images *imageCache
+	charts chan struct{}
 
 	// blobMu orders the moment an upload records its run against deletes,
 	// so that a delete never removes a blob an upload is about to
@@ -160,12 +201,21 @@ func New(cfg Config, meta store.Meta, blobs store.Blobs) (*Server, error) {
 
 func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*Server, error) {
 	cfg.defaults()
+	if cfg.ReadToken != "" && cfg.Token == "" {
+		return nil, errors.New("a read-only token needs a token for writes too")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		cfg: cfg, meta: meta, blobs: blobs, analyze: f, log: cfg.Logger,
-		stats: newMetrics(), live: map[string]*store.Progress{}, stop: map[string]context.CancelFunc{}, pending: map[string]int{}, images: newImageCache(32, 32<<20),
-		sem: make(chan struct{}, cfg.Workers), ctx: ctx, cancel: cancel,
+		stats: newMetrics(), live: map[string]*store.Progress{}, stop: map[string]context.CancelFunc{}, pending: map[string]int{},
+		sem: make(chan struct{}, cfg.Workers), charts: make(chan struct{}, cfg.ChartWorkers), ctx: ctx, cancel: cancel,
 	}
+	images, err := openImageCache(filepath.Join(cfg.DataDir, "charts"), cfg.ChartCacheBytes)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	s.images = images
 	if s.analyze == nil {
 		s.analyze = (*Server).analyzePath
 	}

@@ -55,10 +55,10 @@ func intQuery(c echo.Context, name string) (int, error) {
 
 // Timeline draws the timeline of one step of a run (step -1: the slowest
 // of the rank's shown phase; rank -1: the first rank). It reads the run's
-// stored trace again, holding one of the analysis workers, and keeps the
-// last few images drawn.
+// stored trace again, on the chart pool (see renderChart), and keeps the
+// image in the chart cache.
 func (s *Server) Timeline(ctx context.Context, id string, rank, step int, format string) ([]byte, error) {
-	rep, err := s.Report(ctx, id)
+	rep, hash, err := s.reportWithHash(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -66,24 +66,17 @@ func (s *Server) Timeline(ctx context.Context, id string, rank, step int, format
 	if err != nil {
 		return nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("timeline of run %s: %v", id, err))
 	}
-	key := fmt.Sprintf("%s/timeline/%d/%d.%s", id, rk.Rank, st.Index, format)
-	if img, ok := s.images.get(key); ok {
-		return img, nil
-	}
 	run, err := s.Run(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.acquireWorker(ctx); err != nil {
-		return nil, err
-	}
-	defer s.releaseWorker()
-	img, err := s.drawTimeline(ctx, run, rep, rk, st.Index, format)
-	if err != nil {
-		return nil, err
-	}
-	s.images.put(key, img)
-	return img, nil
+	key := chartKey(id, hash, timelineKind, rk.Rank, st.Index, format)
+	return s.renderChart(ctx, key, func(ctx context.Context) ([]byte, error) {
+		if img, ok := s.images.get(key); ok { // drawn while this request waited
+			return img, nil
+		}
+		return s.drawTimeline(ctx, run, rep, rk, st.Index, format)
+	})
 }
 
 // drawTimeline lays out the run's files (only the rank's own file when the
@@ -101,7 +94,7 @@ func (s *Server) drawTimeline(ctx context.Context, run *store.Run, rep *analyze.
 	if err != nil {
 		return nil, fmt.Errorf("timeline of run %s: %w", run.ID, err)
 	}
-	set, err := driver.ReadSet(path, driver.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes})
+	set, err := driver.ReadSet(path, driver.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes, MaxRatio: s.cfg.MaxRatio})
 	if err != nil {
 		return nil, fmt.Errorf("timeline of run %s: read: %w", run.ID, err)
 	}

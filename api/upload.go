@@ -79,6 +79,9 @@ func unsupportedType(ct string) error {
 			"(curl: -H 'Content-Type: application/gzip' --data-binary @trace.json.gz, or -F file=@trace.json.gz)", ct))
 }
 
+// shutdownMsg answers an upload cut off because the server shuts down.
+const shutdownMsg = "the server shut down during the upload: nothing was stored, send it again"
+
 // uploadError turns a storing error into an HTTP error.
 func (s *Server) uploadError(err error) error {
 	s.stats.rejected()
@@ -88,13 +91,13 @@ func (s *Server) uploadError(err error) error {
 	switch {
 	case errors.As(err, &he):
 		return he
+	case s.ctx.Err() != nil:
+		return echo.NewHTTPError(http.StatusServiceUnavailable, shutdownMsg)
 	case errors.As(err, &ie):
 		return echo.NewHTTPError(ie.Code, ie.Msg)
 	case errors.As(err, &mb):
 		return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
 			fmt.Sprintf("upload larger than %d bytes (the server's --max-upload)", mb.Limit))
-	case s.ctx.Err() != nil:
-		return echo.NewHTTPError(http.StatusServiceUnavailable, "the server shut down during the upload: nothing was stored, send it again")
 	}
 	return echo.NewHTTPError(http.StatusBadRequest, "upload failed: "+err.Error())
 }
@@ -238,7 +241,7 @@ func (s *Server) readMultipart(req *http.Request, boundary string, up *upload) e
 		return badInput("multipart body without a boundary")
 	}
 	mr := multipart.NewReader(req.Body, boundary)
-	for {
+	for parts := 1; ; parts++ {
 		part, err := mr.NextPart()
 		if err == io.EOF {
 			break
@@ -246,8 +249,17 @@ func (s *Server) readMultipart(req *http.Request, boundary string, up *upload) e
 		if err != nil {
 			return badInput("bad multipart body: %v", err)
 		}
+		if parts > s.cfg.MaxParts {
+			part.Close()
+			return &inputError{Code: http.StatusRequestEntityTooLarge, Msg: fmt.Sprintf(
+				"multipart body has more than %d parts (the server's --max-parts)", s.cfg.MaxParts)}
+		}
 		if err := s.readPart(req.Context(), part, up); err != nil {
 			return err
+		}
+		if len(up.files) > s.cfg.MaxFiles {
+			return &inputError{Code: http.StatusRequestEntityTooLarge, Msg: fmt.Sprintf(
+				"more than %d files in one run (the server's --max-files)", s.cfg.MaxFiles)}
 		}
 	}
 	if len(up.files) == 0 {
@@ -344,7 +356,7 @@ func (s *Server) storeFile(ctx context.Context, r io.Reader, name string, up *up
 }
 
 func (s *Server) limits() ingest.Limits {
-	return ingest.Limits{MaxUncompressedBytes: s.cfg.MaxUncompressedBytes, MaxRatio: s.cfg.MaxRatio}
+	return ingest.Limits{MaxUncompressedBytes: s.cfg.MaxUncompressedBytes, MaxRatio: s.cfg.MaxRatio, MaxMembers: s.cfg.MaxFiles}
 }
 
 // cleanName keeps an uploaded file's name and the relative directories
@@ -457,15 +469,22 @@ func (p *pusher) touch() {
 	}
 }
 
-// cutOff ends the transfer: pending and later reads and writes fail.
+// cutOff ends the transfer: pending and later reads fail at once, and
+// writes within answerGrace, time enough for an upload's 503 answer.
 func (p *pusher) cutOff() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.finished {
 		p.cut = true
-		p.set(time.Now())
+		now := time.Now()
+		p.rc.SetReadDeadline(now)
+		p.rc.SetWriteDeadline(now.Add(answerGrace))
 	}
 }
+
+// answerGrace is how long a transfer cut off by shutdown may still write:
+// an upload answers 503, a download stops soon after.
+const answerGrace = 2 * time.Second
 
 func (p *pusher) finish() {
 	p.mu.Lock()

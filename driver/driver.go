@@ -26,6 +26,9 @@ type Options struct {
 	// MaxUncompressedBytes bounds the JSON bytes read per file (gzip and
 	// archive bombs); 0 means ingest's default.
 	MaxUncompressedBytes int64
+	// MaxRatio bounds the bytes read from a zip member to this many times
+	// its compressed size (past 256 MiB); 0 means no bound.
+	MaxRatio int64
 	// Progress, when set, is called as the files are read.
 	Progress func(ingest.Progress)
 }
@@ -57,7 +60,7 @@ func ReadSet(path string, opt Options) (*ingest.Set, error) {
 // reads one.
 func ReadPaths(paths []string, opt Options) (*ingest.Set, error) {
 	set, err := ingest.OpenPaths(paths, ingest.Options{Context: opt.Context,
-		MaxUncompressedBytes: opt.MaxUncompressedBytes, Progress: opt.Progress})
+		MaxUncompressedBytes: opt.MaxUncompressedBytes, MaxRatio: opt.MaxRatio, Progress: opt.Progress})
 	if err != nil {
 		return nil, err
 	}

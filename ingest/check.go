@@ -89,6 +89,8 @@ func tooLargeError(format string, args ...any) error {
 type Limits struct {
 	MaxUncompressedBytes int64
 	MaxRatio             int64
+	// MaxMembers caps the files of an archive (0: no cap).
+	MaxMembers int
 }
 
 // ratioFloor is the decompressed size past which the ratio check applies.
@@ -244,6 +246,12 @@ func (l Limits) checkTar(name string, r io.Reader) error {
 		if h.Typeflag == tar.TypeSymlink || h.Typeflag == tar.TypeLink {
 			return contentError("%s: archive member %q is a link: links are not accepted", name, h.Name)
 		}
+		if err := l.checkCount(name, members+1); err != nil {
+			return err
+		}
+		if err := l.checkMemberContent(name+"!"+h.Name, tr); err != nil {
+			return err
+		}
 		total += h.Size
 		if total > l.MaxUncompressedBytes {
 			return tooLargeError("%s: archive members add up to more than %d bytes (the limit)", name, l.MaxUncompressedBytes)
@@ -274,7 +282,7 @@ func (l Limits) CheckZip(name, file string) error {
 			return tooLargeError("%s: archive members add up to more than %d bytes (the limit)", name, l.MaxUncompressedBytes)
 		}
 	}
-	return nil
+	return l.checkZipContent(name, zr.File)
 }
 
 // CheckMember rejects archive member names that are absolute or climb out

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -140,6 +141,106 @@ func TestCheckZipLink(t *testing.T) {
 		err = Limits{MaxUncompressedBytes: 1 << 20, MaxRatio: 200}.CheckZip("a.zip", p)
 		if (tc.msg == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.msg)) {
 			t.Errorf("%s: CheckZip = %v, want %q", tc.name, err, tc.msg)
+		}
+	}
+}
+
+// writeZip writes a zip of the given members (deflated) and returns its
+// path.
+func writeZip(t *testing.T, members map[string][]byte) string {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, b := range members {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(b)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "a.zip")
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Zip and tar members get gzip's limits: the ratio of a zip member's
+// declared size to its compressed size, the bytes a gzip-compressed trace
+// member inflates to, and the number of members.
+func TestCheckArchiveLimits(t *testing.T) {
+	lim := Limits{MaxUncompressedBytes: 1 << 40, MaxRatio: 200, MaxMembers: 4}
+	zeros := append([]byte(`{"traceEvents":[`), make([]byte, 300<<20)...) // deflates about 1000x
+	gzBomb := gzOf(zeros)
+	small := []byte(`{"traceEvents": []}`)
+	many := map[string][]byte{}
+	manyTar := map[string]int{}
+	for i := range 5 {
+		many[strconv.Itoa(i)+".json"] = small
+		manyTar[strconv.Itoa(i)+".json"] = 2
+	}
+	tarBomb := func() []byte {
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		tw.WriteHeader(&tar.Header{Name: "rank0.json.gz", Size: int64(len(gzBomb)), Mode: 0o644, Typeflag: tar.TypeReg})
+		tw.Write(gzBomb)
+		tw.Close()
+		return buf.Bytes()
+	}()
+	tests := []struct {
+		name string
+		zip  map[string][]byte // checked with CheckZip
+		tar  []byte            // else checked with Check
+		msg  string            // "" when accepted
+	}{
+		{name: "zip ok", zip: map[string][]byte{"r0.json": small}},
+		{name: "zip deflate bomb", zip: map[string][]byte{"r0.json": zeros}, msg: "zip bomb"},
+		{name: "zip holding a gzip bomb", zip: map[string][]byte{"r0.json.gz": gzBomb}, msg: "gzip bomb"},
+		{name: "zip of many files", zip: many, msg: "more than 4 files"},
+		{name: "tar ok", tar: tarOfSizes(map[string]int{"r0.json": 10})},
+		{name: "tar holding a gzip bomb", tar: tarBomb, msg: "gzip bomb"},
+		{name: "tar.gz holding a gzip bomb", tar: gzOf(tarBomb), msg: "gzip bomb"},
+		{name: "tar of many files", tar: tarOfSizes(manyTar), msg: "more than 4 files"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			if tc.zip != nil {
+				err = lim.CheckZip("a.zip", writeZip(t, tc.zip))
+			} else {
+				_, err = lim.Check("a.tar", Sniff(tc.tar), bytes.NewReader(tc.tar))
+			}
+			var ce *CheckError
+			switch {
+			case tc.msg == "" && err != nil:
+				t.Errorf("unexpected error %v", err)
+			case tc.msg != "" && (!errors.As(err, &ce) || !ce.TooLarge || !strings.Contains(ce.Msg, tc.msg)):
+				t.Errorf("got %v, want a too-large check error with %q", err, tc.msg)
+			}
+		})
+	}
+}
+
+// Reading a zip for analysis stops a member that inflates past MaxRatio
+// times its compressed size, as the upload check does.
+func TestOpenZipRatio(t *testing.T) {
+	doc := append([]byte(`{"traceEvents":[`), bytes.Repeat([]byte(`{},`), 100<<20)...)
+	p := writeZip(t, map[string][]byte{"rank0.json": append(doc, "{}]}"...)})
+	for _, tc := range []struct {
+		ratio   int64
+		tooLate bool
+	}{{200, true}} { // without the bound ({0, false}) it reads all 300 MiB
+
+		set, err := Open(p, Options{MaxRatio: tc.ratio})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopped := len(set.Errors) == 1 && errors.Is(set.Errors[0], ErrTooLarge)
+		if stopped != tc.tooLate || !stopped && len(set.Errors) > 0 {
+			t.Errorf("ratio %d: errors %v, want stopped %v", tc.ratio, set.Errors, tc.tooLate)
 		}
 	}
 }

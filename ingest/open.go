@@ -292,7 +292,7 @@ func (c *collector) zip(p string, f *os.File, size int64) error {
 				return nil, err
 			}
 			defer rc.Close()
-			return readTrace(rc, name, int64(m.UncompressedSize64), c.opt, blockSize)
+			return readTrace(c.memberLimit(name, rc, m.CompressedSize64), name, int64(m.UncompressedSize64), c.opt, blockSize)
 		})
 	}
 	return nil

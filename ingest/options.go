@@ -10,6 +10,9 @@ type Options struct {
 	// MaxUncompressedBytes stops reading a file whose JSON text passes this
 	// many bytes (a gzip bomb guard). Zero means no limit.
 	MaxUncompressedBytes int64
+	// MaxRatio, when > 0, stops reading a zip member past this many times
+	// its compressed size (once past 256 MiB), as Limits does on upload.
+	MaxRatio int64
 	// Progress, when not nil, is called from time to time during a read.
 	Progress func(Progress)
 }

@@ -3,6 +3,7 @@ package render
 import (
 	"errors"
 	"fmt"
+	"sort"
 
 	"gonum.org/v1/plot/vg"
 
@@ -23,13 +24,14 @@ func Ranks(r *analyze.Report, f Format) ([]byte, error) {
 	present := map[analyze.BucketID]bool{}
 	var hb hbars
 	split := false
-	for i := range r.Ranks {
+	shown := shownRanks(r, a.Phase)
+	for row, i := range shown {
 		rk := &r.Ranks[i]
 		p, ok := phaseNamed(rk, a.Phase)
 		if !ok {
 			continue
 		}
-		y := float64(len(r.Ranks) - 1 - i)
+		y := float64(len(shown) - 1 - row)
 		segs, end := rankSegments(p, r.Buckets, order, y, present)
 		hb.bars = append(hb.bars, segs...)
 		split = split || p.Comm != nil
@@ -41,13 +43,17 @@ func Ranks(r *analyze.Report, f Format) ([]byte, error) {
 	}
 	title := fmt.Sprintf("Kernel time per %s by rank: compute next to communication\n%s per rank", stepName(a.Phase), a.stepsText())
 	p := hb.plot(title, a.Phase, 10, chartWidth-legendWidth-60)
-	p.Y.Min, p.Y.Max = -0.7, float64(len(r.Ranks))-0.3
+	p.Y.Min, p.Y.Max = -0.7, float64(len(shown))-0.3
 	legend := bucketLegend(r, order, present)
 	if split {
 		legend = append(legend, legendEntry{Label: "comm transfer", Color: rgb(hexTransfer)}, legendEntry{Label: "comm wait", Color: rgb(hexWait), Hatch: true})
 	}
-	h := max(clampHeight(rowHeight*1.4*vg.Length(len(r.Ranks))+marginTop+marginBot+30), legendHeight(len(legend)))
-	fg := &figure{plot: p, legend: legend, w: chartWidth, h: h, notes: ranksNotes(r, a, split)}
+	h := max(clampHeight(rowHeight*1.4*vg.Length(len(shown))+marginTop+marginBot+30), legendHeight(len(legend)))
+	notes := ranksNotes(r, a, split)
+	if len(shown) < len(r.Ranks) {
+		notes = append([]string{summaryNote(r, a.Phase, len(shown))}, notes...)
+	}
+	fg := &figure{plot: p, legend: legend, w: chartWidth, h: h, notes: notes}
 	return fg.encode(f)
 }
 
@@ -112,4 +118,58 @@ func ranksNotes(r *analyze.Report, a aggregate, split bool) []string {
 		return []string{"Communication not split: " + singleRankComm + "."}
 	}
 	return []string{"Communication not split into transfer and wait: the collectives were not aligned across ranks."}
+}
+
+// maxRankBars is the most ranks the ranks chart draws; a run with more
+// shows its slowest and fastest ranks (see shownRanks).
+const maxRankBars = 32
+
+// shownRanks returns the indices of the ranks the chart draws, in rank
+// order: every rank, or with more than maxRankBars the maxRankBars/2 with
+// the most and the maxRankBars/2 with the least kernel time per step in
+// the phase.
+func shownRanks(r *analyze.Report, phase string) []int {
+	idx := make([]int, len(r.Ranks))
+	for i := range idx {
+		idx[i] = i
+	}
+	if len(idx) <= maxRankBars {
+		return idx
+	}
+	kt := rankKernelTimes(r, phase)
+	sort.SliceStable(idx, func(a, b int) bool { return kt[idx[a]] > kt[idx[b]] })
+	shown := append(idx[:maxRankBars/2:maxRankBars/2], idx[len(idx)-maxRankBars/2:]...)
+	sort.Ints(shown)
+	return shown
+}
+
+// rankKernelTimes returns each rank's kernel time per step in the phase
+// (-1 where the rank has none).
+func rankKernelTimes(r *analyze.Report, phase string) []float64 {
+	kt := make([]float64, len(r.Ranks))
+	for i := range r.Ranks {
+		kt[i] = -1
+		if p, ok := phaseNamed(&r.Ranks[i], phase); ok {
+			kt[i] = p.KernelPerStepUS
+		}
+	}
+	return kt
+}
+
+// summaryNote says which ranks a summarised chart shows, with the spread
+// of kernel time per step over every rank.
+func summaryNote(r *analyze.Report, phase string, shown int) string {
+	var kt []float64
+	for _, v := range rankKernelTimes(r, phase) {
+		if v >= 0 {
+			kt = append(kt, v)
+		}
+	}
+	if len(kt) == 0 {
+		return ""
+	}
+	sort.Float64s(kt)
+	q := func(f float64) string { return ms(kt[int(f*float64(len(kt)-1))]) }
+	return fmt.Sprintf("%d ranks: showing the %d with the most and the %d with the least kernel time per step. "+
+		"Over all ranks, ms per step: min %s, p50 %s, p90 %s, max %s.", len(r.Ranks), shown/2, shown/2, q(0), q(0.5), q(0.9), q(1))
 }

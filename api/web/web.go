@@ -69,7 +69,7 @@ func (p *Pages) Register(e *echo.Echo) {
 	e.GET("/", p.index)
 	e.GET("/runs/:id", p.run)
 	e.GET("/diff", p.diff)
-	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", http.FileServer(http.FS(static)))))
+	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", noListing(static))))
 }
 
 // render executes a page template into the response.
@@ -92,8 +92,10 @@ func (p *Pages) index(c echo.Context) error {
 		opt.Offset = off
 	}
 	label := strings.TrimSpace(q.Get("label"))
-	if k, v, ok := strings.Cut(label, "="); ok {
+	if k, v, ok := strings.Cut(label, "="); ok && strings.TrimSpace(k) != "" {
 		opt.Labels[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	} else if label != "" {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad label filter %q: want key=value", label))
 	}
 	runs, total, err := p.b.ListRuns(c.Request().Context(), opt)
 	if err != nil {

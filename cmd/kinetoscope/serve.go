@@ -23,10 +23,16 @@ import (
 
 // serveFlags are the serve command's settings.
 type serveFlags struct {
-	addr, data, token, samples string
-	noSamples                  bool
-	maxUpload, maxUncompressed int64
-	workers                    int
+	addr, data, token, readToken, samples string
+	maxUpload, maxUncompressed            int64
+	workers, maxFiles, maxParts           int
+	chartWorkers                          int
+	chartTimeout                          time.Duration
+	chartCache                            int64
+	// insecure allows a non-loopback address without a token.
+	insecure bool
+	// noSamples skips loading sample runs on first start.
+	noSamples bool
 	// grace is how long a shutdown waits for the requests in progress
 	// before it cuts them off (not a flag; tests shorten it).
 	grace time.Duration
@@ -36,14 +42,21 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f := &serveFlags{grace: 10 * time.Second}
-	fs.StringVar(&f.addr, "addr", ":8080", "listen address")
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address (another machine can reach only a non-loopback one, which needs --token)")
 	fs.StringVar(&f.data, "data", "kinetoscope-data", "data directory (SQLite database and uploaded files)")
-	fs.StringVar(&f.token, "token", os.Getenv("KINETOSCOPE_TOKEN"), "bearer token required for uploads and deletes (default $KINETOSCOPE_TOKEN; empty: none)")
+	fs.StringVar(&f.token, "token", os.Getenv("KINETOSCOPE_TOKEN"), "bearer token required on every route but /healthz (default $KINETOSCOPE_TOKEN; empty: none)")
+	fs.StringVar(&f.readToken, "read-token", os.Getenv("KINETOSCOPE_READ_TOKEN"), "read-only bearer token: may read but not upload or delete (default $KINETOSCOPE_READ_TOKEN; needs --token)")
+	fs.BoolVar(&f.insecure, "insecure-no-token", false, "allow a non-loopback --addr without a token: anyone who reaches it reads every trace")
+	fs.IntVar(&f.maxFiles, "max-files", 1024, "most trace files in one run (multipart files, archive members)")
+	fs.IntVar(&f.maxParts, "max-parts", 1024, "most parts in one multipart upload")
 	fs.StringVar(&f.samples, "samples", "", "directory of sample runs loaded on first start (default: the real sample runs built into the binary)")
 	fs.BoolVar(&f.noSamples, "no-samples", false, "load no sample runs on first start")
 	fs.Int64Var(&f.maxUpload, "max-upload", 8<<30, "largest upload request body, bytes")
-	fs.Int64Var(&f.maxUncompressed, "max-uncompressed", 64<<30, "largest decompressed size of one gzip stream or archive, bytes")
+	fs.Int64Var(&f.maxUncompressed, "max-uncompressed", 64<<30, "largest decompressed size of one gzip stream, archive or archive member, bytes")
 	fs.IntVar(&f.workers, "workers", 2, "analyses run at once")
+	fs.IntVar(&f.chartWorkers, "chart-workers", 0, "charts drawn at once, apart from the analyses (0: a quarter of the processors, at least 1)")
+	fs.DurationVar(&f.chartTimeout, "chart-timeout", time.Minute, "longest a chart request may take, waiting for a chart worker included")
+	fs.Int64Var(&f.chartCache, "chart-cache", 256<<20, "bytes of rendered charts kept on disk under the data directory")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kinetoscope serve [flags]\n\nServe the REST API (/api/v1) and the web page.\n\nflags:")
 		fs.PrintDefaults()
@@ -54,7 +67,35 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	if err := f.checkExposure(); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// checkExposure refuses to serve beyond this machine without a token,
+// unless --insecure-no-token says so.
+func (f *serveFlags) checkExposure() error {
+	if f.token != "" || f.insecure || isLoopback(f.addr) {
+		return nil
+	}
+	return fmt.Errorf("--addr %s is reachable from other machines and no --token is set: "+
+		"set --token (or KINETOSCOPE_TOKEN), listen on 127.0.0.1, or pass --insecure-no-token to serve every trace to anyone", f.addr)
+}
+
+// isLoopback reports whether a listen address accepts only this machine's
+// connections ("localhost:8080", "127.0.0.1:8080", "[::1]:8080"; not
+// ":8080").
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // runServe is the serve command: it runs the service until SIGINT/SIGTERM.
@@ -76,8 +117,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 func serve(ctx context.Context, ln net.Listener, f *serveFlags, stdout io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stdout, nil))
 	srv, err := api.Open(api.Config{
-		DataDir: f.data, Token: f.token, MaxUploadBytes: f.maxUpload,
+		DataDir: f.data, Token: f.token, ReadToken: f.readToken, MaxUploadBytes: f.maxUpload,
 		MaxUncompressedBytes: f.maxUncompressed, Workers: f.workers, Logger: log,
+		MaxFiles: f.maxFiles, MaxParts: f.maxParts,
+		ChartWorkers: f.chartWorkers, ChartTimeout: f.chartTimeout, ChartCacheBytes: f.chartCache,
 	})
 	if err != nil {
 		return err
@@ -97,21 +140,36 @@ func serve(ctx context.Context, ln net.Listener, f *serveFlags, stdout io.Writer
 		return fmt.Errorf("serve http on %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
 	}
-	shutdown(hs, f.grace, log)
+	shutdown(hs, srv, f.grace, log)
 	return nil
 }
 
-// shutdown stops hs: it stops accepting connections, waits up to grace
-// for the requests in progress, then closes the connections still open
-// (an upload cut off leaves no run; the server's Close waits for its
-// handler to clean up).
-func shutdown(hs *http.Server, grace time.Duration, log *slog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	if err := hs.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Warn("shutdown: cutting off the requests still in progress", "grace", grace, "err", err)
+// shutdown stops hs: it stops accepting connections and waits up to grace
+// for the requests in progress; then it cuts off the transfers still open
+// (an upload cut off answers 503 and leaves no run), waits a little for
+// those answers, and closes the connections still open.
+func shutdown(hs *http.Server, srv *api.Server, grace time.Duration, log *slog.Logger) {
+	if waitIdle(hs, grace) {
+		return
+	}
+	log.Warn("shutdown: cutting off the requests still in progress", "grace", grace)
+	srv.CutOff()
+	if !waitIdle(hs, cutOffWait) {
 		hs.Close()
 	}
+}
+
+// cutOffWait is how long a shutdown waits for the answers of the
+// transfers it cut off.
+const cutOffWait = 3 * time.Second
+
+// waitIdle shuts hs down, waiting up to d for its connections to go idle;
+// it reports whether they did.
+func waitIdle(hs *http.Server, d time.Duration) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	err := hs.Shutdown(ctx)
+	return err == nil || errors.Is(err, http.ErrServerClosed)
 }
 
 // loadSamples loads the sample runs on the data directory's first start:

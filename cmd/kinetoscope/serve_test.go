@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,7 +29,7 @@ func TestParseServeFlags(t *testing.T) {
 		addr  string
 		max   int64
 	}{
-		{nil, "from-env", ":8080", 8 << 30},
+		{nil, "from-env", "127.0.0.1:8080", 8 << 30},
 		{[]string{"--token", "flag", "--addr", "127.0.0.1:0", "--max-upload", "1024"}, "flag", "127.0.0.1:0", 1024},
 	}
 	for _, tc := range tests {
@@ -42,6 +43,31 @@ func TestParseServeFlags(t *testing.T) {
 	}
 	if _, err := parseServeFlags([]string{"extra"}, io.Discard); err == nil {
 		t.Error("extra argument accepted")
+	}
+}
+
+// Without a token, serve listens only on loopback unless told
+// --insecure-no-token, and the refusal names that flag.
+func TestServeRefusesExposureWithoutToken(t *testing.T) {
+	t.Setenv("KINETOSCOPE_TOKEN", "")
+	tests := []struct {
+		args []string
+		ok   bool
+	}{
+		{nil, true},
+		{[]string{"--addr", "localhost:8080"}, true},
+		{[]string{"--addr", "[::1]:8080"}, true},
+		{[]string{"--addr", ":8080"}, false},
+		{[]string{"--addr", "0.0.0.0:8080"}, false},
+		{[]string{"--addr", "10.1.2.3:8080"}, false},
+		{[]string{"--addr", ":8080", "--token", "t"}, true},
+		{[]string{"--addr", ":8080", "--insecure-no-token"}, true},
+	}
+	for _, tc := range tests {
+		_, err := parseServeFlags(tc.args, io.Discard)
+		if (err == nil) != tc.ok || (err != nil && !strings.Contains(err.Error(), "--insecure-no-token")) {
+			t.Errorf("%v: %v, want ok %v (a refusal naming --insecure-no-token)", tc.args, err, tc.ok)
+		}
 	}
 }
 
@@ -131,6 +157,11 @@ func TestServeShutdownDuringUpload(t *testing.T) {
 	tmp := filepath.Join(data, "blobs", "tmp")
 	waitFiles(t, tmp, 1)
 	cancel()
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	answer, _ := io.ReadAll(conn)
+	if !strings.HasPrefix(string(answer), "HTTP/1.1 503") || !strings.Contains(string(answer), "shut down during the upload") {
+		t.Errorf("upload cut off by shutdown answered %q, want the 503 body", answer)
+	}
 	select {
 	case err := <-done:
 		if err != nil {

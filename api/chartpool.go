@@ -1,0 +1,124 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"kinetoscope/analyze"
+)
+
+// chartKey is the cache key of a rendered chart: the run, a digest of its
+// report (a report recorded again gets new images), the kind, the
+// parameters and the format.
+func chartKey(id, reportHash, kind string, rank, step int, format string) string {
+	return fmt.Sprintf("%s/%s-%s-r%d-s%d.%s", id, reportHash, kind, rank, step, format)
+}
+
+// reportWithHash returns a run's decoded report and a digest of its
+// stored JSON.
+func (s *Server) reportWithHash(ctx context.Context, id string) (*analyze.Report, string, error) {
+	js, err := s.reportJSON(ctx, id)
+	if err != nil {
+		return nil, "", err
+	}
+	var r analyze.Report
+	if err := json.Unmarshal(js, &r); err != nil {
+		return nil, "", fmt.Errorf("decode report of run %s: %w", id, err)
+	}
+	sum := sha256.Sum256(js)
+	return &r, hex.EncodeToString(sum[:8]), nil
+}
+
+// renderChart returns the image cached under key, or draws it on the
+// chart pool (cfg.ChartWorkers at once, never an analysis worker) within
+// cfg.ChartTimeout, waiting for a slot included, and caches it. A chart
+// that takes too long answers 503; its drawing is told to stop (ctx) and
+// keeps its slot until it does.
+func (s *Server) renderChart(ctx context.Context, key string, draw func(context.Context) ([]byte, error)) ([]byte, error) {
+	if img, ok := s.images.get(key); ok {
+		return img, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ChartTimeout)
+	defer cancel()
+	if err := s.acquireChart(ctx); err != nil {
+		return nil, err
+	}
+	if !s.begin() {
+		s.releaseChart()
+		return nil, echo.NewHTTPError(http.StatusServiceUnavailable, "the server is shutting down")
+	}
+	type result struct {
+		img []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer s.wg.Done()
+		defer s.releaseChart()
+		img, err := drawSafely(ctx, key, draw)
+		if err == nil {
+			s.images.put(key, img)
+		}
+		done <- result{img, err}
+	}()
+	select {
+	case r := <-done:
+		return r.img, r.err
+	case <-ctx.Done():
+		return nil, s.chartTimeout(ctx)
+	}
+}
+
+// drawSafely draws and turns a panic into an error.
+func drawSafely(ctx context.Context, key string, draw func(context.Context) ([]byte, error)) (img []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("chart %s: drawing crashed: %v", key, r)
+		}
+	}()
+	return draw(ctx)
+}
+
+// acquireChart takes a slot of the chart pool, or fails when ctx or the
+// server ends first.
+func (s *Server) acquireChart(ctx context.Context) error {
+	select {
+	case s.charts <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return s.chartTimeout(ctx)
+	case <-s.ctx.Done():
+		return echo.NewHTTPError(http.StatusServiceUnavailable, "the server is shutting down")
+	}
+}
+
+func (s *Server) releaseChart() { <-s.charts }
+
+// chartTimeout explains a chart request that ran out of time (503) or
+// whose client went away.
+func (s *Server) chartTimeout(ctx context.Context) error {
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return ctx.Err()
+	}
+	return echo.NewHTTPError(http.StatusServiceUnavailable, fmt.Sprintf(
+		"chart not drawn within %s (the server's --chart-timeout): the chart workers are busy or the trace is large; try again later", s.cfg.ChartTimeout))
+}
+
+// drawUncached draws a chart that is not cached (a diff depends on two
+// reports and its options) on the chart pool, within the time bound.
+func (s *Server) drawUncached(ctx context.Context, draw func() ([]byte, error)) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ChartTimeout)
+	defer cancel()
+	if err := s.acquireChart(ctx); err != nil {
+		return nil, err
+	}
+	defer s.releaseChart()
+	return draw()
+}
