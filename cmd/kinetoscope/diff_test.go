@@ -51,10 +51,10 @@ func TestRunDiffFormats(t *testing.T) {
 		want  []string // substrings of the output
 	}{
 		{"table", []string{"diff", base, head, "--reports"},
-			"decode step 21.7 ms -> 12.4 ms (-43%), AllReduce 11.17 -> 2.10 ms/step",
+			"decode step 21.7 ms -> 12.4 ms (-43%), AllReduce 11.2 -> 2.10 ms/step",
 			[]string{"AllReduce", " significant\n", "eager_gemm_kernel", "ll_gemm_kernel", "Kernels in head only"}},
 		{"markdown", []string{"diff", "--format", "markdown", "--reports", base, head},
-			"decode step 21.7 ms -> 12.4 ms (-43%), AllReduce 11.17 -> 2.10 ms/step",
+			"decode step 21.7 ms -> 12.4 ms (-43%), AllReduce 11.2 -> 2.10 ms/step",
 			[]string{"| AllReduce |", "## Buckets", `ll\_gemm\_kernel`}},
 		{"json", []string{"diff", base, head, "--reports", "--format=json", "--rank", "0"},
 			"{", []string{`"delta_pct"`, `"significant": true`, `"rank": "0"`}},
