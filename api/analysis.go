@@ -197,20 +197,12 @@ func analysisName(f store.File) string {
 // analyzePath runs the driver's pipeline on a run laid out at path, with
 // the server's read limit, publishing its progress to lp.
 func (s *Server) analyzePath(ctx context.Context, path string, lp *liveProgress) (*analyze.Report, error) {
-	opt := driver.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes, MaxRatio: s.cfg.MaxRatio, Progress: lp.update}
-	set, err := driver.ReadSet(path, opt)
+	run, err := driver.Analyze(path, driver.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes,
+		MaxRatio: s.cfg.MaxRatio, Progress: lp.update, Analyzing: func() { lp.setPhase("analyzing") }})
 	if err != nil {
-		return nil, fmt.Errorf("read: %w", err)
+		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("analysis of %s stopped: %w", path, err)
-	}
-	lp.setPhase("analyzing")
-	rep, err := analyze.Analyze(set, opt.Analyze)
-	if err != nil {
-		return nil, fmt.Errorf("analyze: %w", err)
-	}
-	return rep, nil
+	return run.Report, nil
 }
 
 // liveProgress aggregates a run's progress over its files.

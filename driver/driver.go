@@ -29,8 +29,10 @@ type Options struct {
 	// MaxRatio bounds the bytes read from a zip member to this many times
 	// its compressed size (past 256 MiB); 0 means no bound.
 	MaxRatio int64
-	// Progress, when set, is called as the files are read.
-	Progress func(ingest.Progress)
+	// Progress, when set, is called as the files are read; Analyzing,
+	// when set, once they are read, before the analysis.
+	Progress  func(ingest.Progress)
+	Analyzing func()
 }
 
 // Run is one run read and analysed.
@@ -89,9 +91,12 @@ func AnalyzePaths(paths []string, opt Options) (*Run, error) {
 			return nil, fmt.Errorf("analysis of %s stopped: %w", path, err)
 		}
 	}
+	if opt.Analyzing != nil {
+		opt.Analyzing()
+	}
 	r, err := analyze.Analyze(set, opt.Analyze)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("analyze %s: %w", path, err)
 	}
 	return &Run{Report: r, Set: set, Analyze: opt.Analyze}, nil
 }
