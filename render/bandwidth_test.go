@@ -5,35 +5,19 @@ import (
 	"fmt"
 	"image/png"
 	"strings"
-	"sync"
 	"testing"
 
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
-	"kinetoscope/ingest"
+	"kinetoscope/internal/testkit/reports"
 	"kinetoscope/sampletraces"
 	"kinetoscope/sampletraces/synth"
 )
 
-// analyzed caches the reports of runs the bandwidth tests read.
-var analyzed sync.Map
-
 // analyzeRun ingests and analyses a run once per test binary.
 func analyzeRun(t *testing.T, path string) *analyze.Report {
 	t.Helper()
-	if r, ok := analyzed.Load(path); ok {
-		return r.(*analyze.Report)
-	}
-	set, err := ingest.Open(path, ingest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := analyze.Analyze(set, analyze.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	analyzed.Store(path, r)
-	return r
+	return reports.Of(t, path)
 }
 
 // synth8 writes and analyses an 8-rank synthetic run.
