@@ -44,6 +44,10 @@ file (removed after). --build-only stops after writing it.
 --procs adds whole-process runs: gunzip and ingest, each in a fresh process
 of this binary, --runs times alternating; the medians are compared.
 --analyze adds 'kinetoscope analyze --format json' of the file to them.
+FILE may be a profile directory: gunzip then decompresses its trace files
+one after another (the baseline for reading the ranks), ingest and analyze
+read the directory. --phase gunzip|ingest|analyze --cpuprofile F runs one
+phase once and profiles it.
 `
 
 // pythonLoad is the Python baseline: load the whole trace the way the
