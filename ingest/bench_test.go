@@ -71,8 +71,9 @@ func gunzip(b *testing.B, data []byte) []byte {
 // BenchmarkGunzip is the ceiling: klauspost gzip decompression alone.
 func BenchmarkGunzip(b *testing.B) {
 	for name, data := range benchTraces(b) {
+		n := int64(len(gunzip(b, data))) // once: b.Run calls f again for each b.N
 		b.Run(name, func(b *testing.B) {
-			b.SetBytes(int64(len(gunzip(b, data))))
+			b.SetBytes(n)
 			loop(b, func() {
 				zr, err := gzip.NewReader(bytes.NewReader(data))
 				if err != nil {
@@ -90,8 +91,9 @@ func BenchmarkGunzip(b *testing.B) {
 // MB/s are of uncompressed JSON.
 func BenchmarkRead(b *testing.B) {
 	for name, data := range benchTraces(b) {
+		n := int64(len(gunzip(b, data))) // once: b.Run calls f again for each b.N
 		b.Run(name, func(b *testing.B) {
-			b.SetBytes(int64(len(gunzip(b, data))))
+			b.SetBytes(n)
 			b.ReportAllocs()
 			var tr *Trace
 			loop(b, func() {
@@ -110,8 +112,8 @@ func BenchmarkRead(b *testing.B) {
 // BenchmarkParse is ingest of already decompressed JSON: the parser alone.
 func BenchmarkParse(b *testing.B) {
 	for name, data := range benchTraces(b) {
+		text := gunzip(b, data) // once: b.Run calls f again for each b.N
 		b.Run(name, func(b *testing.B) {
-			text := gunzip(b, data)
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
 			loop(b, func() {

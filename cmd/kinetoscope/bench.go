@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -43,6 +44,10 @@ file (removed after). --build-only stops after writing it.
 --procs adds whole-process runs: gunzip and ingest, each in a fresh process
 of this binary, --runs times alternating; the medians are compared.
 --analyze adds 'kinetoscope analyze --format json' of the file to them.
+FILE may be a profile directory: gunzip then decompresses its trace files
+one after another (the baseline for reading the ranks), ingest and analyze
+read the directory. --phase gunzip|ingest|analyze --cpuprofile F runs one
+phase once and profiles it.
 `
 
 // pythonLoad is the Python baseline: load the whole trace the way the
@@ -225,6 +230,9 @@ func measure(f func() error) (benchPhase, error) {
 // gunzipAll decompresses the file to io.Discard (or reads it, if it is not
 // gzip) and records its sizes.
 func gunzipAll(path string, res *benchResult) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return gunzipDir(path, res)
+	}
 	return readMaybeGzip(path, func(r io.Reader) error {
 		n, err := io.Copy(io.Discard, r)
 		if err != nil {
@@ -235,8 +243,41 @@ func gunzipAll(path string, res *benchResult) error {
 	})
 }
 
+// gunzipDir decompresses the trace files of a profile directory one after
+// another, the baseline for reading a directory of ranks.
+func gunzipDir(dir string, res *benchResult) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var total int64
+	for _, e := range ents {
+		if e.IsDir() || !strings.Contains(e.Name(), ".json") || strings.HasPrefix(e.Name(), "truth") {
+			continue
+		}
+		var one benchResult
+		if err := gunzipAll(filepath.Join(dir, e.Name()), &one); err != nil {
+			return err
+		}
+		total += one.UncompressedBytes
+	}
+	res.UncompressedBytes = total
+	return nil
+}
+
 // ingestOnce reads the trace and records what it holds.
 func ingestOnce(path string, res *benchResult) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		set, err := ingest.Open(path, ingest.Options{})
+		if err != nil {
+			return err
+		}
+		for _, t := range set.Traces {
+			res.Bytes += t.Counts.Bytes
+			res.Events += t.Counts.Events
+		}
+		return nil
+	}
 	t, err := ingest.ReadFile(path, ingest.Options{})
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"kinetoscope/internal/testkit"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -147,5 +148,60 @@ func TestBenchProcs(t *testing.T) {
 	if p := r.Procs; p == nil || p.Ingest == nil || p.Analyze == nil || len(p.Gunzip.Seconds) != 1 || p.Ingest.Median <= 0 ||
 		p.Ingest.VsGunzip <= 0 || p.Analyze.PeakRSS <= 0 {
 		t.Errorf("whole-process runs: %+v", r.Procs)
+	}
+}
+
+// TestBenchDirectory checks the phases on a profile directory: gunzip and
+// ingest cover every trace file in it, analyze runs the whole pipeline.
+func TestBenchDirectory(t *testing.T) {
+	dir := t.TempDir()
+	var one benchResult // the sums over the files one by one
+	for _, name := range []string{"hta-sampled-rank-0.json.gz", "hta-sampled-rank-1.json.gz"} {
+		src := testkit.Public(t, name)
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var r benchResult
+		if err := gunzipAll(src, &r); err != nil {
+			t.Fatal(err)
+		}
+		if err := ingestOnce(src, &r); err != nil {
+			t.Fatal(err)
+		}
+		one.UncompressedBytes += r.UncompressedBytes
+		one.Bytes += r.Bytes
+		one.Events += r.Events
+	}
+	var all benchResult
+	if err := gunzipAll(dir, &all); err != nil {
+		t.Fatal(err)
+	}
+	if err := ingestOnce(dir, &all); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		what      string
+		got, want int64
+	}{
+		{"uncompressed bytes", all.UncompressedBytes, one.UncompressedBytes},
+		{"compressed bytes", all.Bytes, one.Bytes},
+		{"events", all.Events, one.Events},
+	}
+	for _, tc := range tests {
+		if tc.got != tc.want || tc.want == 0 {
+			t.Errorf("%s of the directory: %d, want %d", tc.what, tc.got, tc.want)
+		}
+	}
+	for _, phase := range []string{"analyze", "ingest", "gunzip"} {
+		if err := runPhase(phase, dir, ""); err != nil {
+			t.Errorf("--phase %s on a directory: %v", phase, err)
+		}
+	}
+	if err := runPhase("nope", dir, ""); err == nil {
+		t.Error("--phase nope: no error")
 	}
 }

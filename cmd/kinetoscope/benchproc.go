@@ -10,6 +10,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"kinetoscope/driver"
 )
 
 // procPhase is one phase timed as whole processes: every run, and the
@@ -41,8 +43,10 @@ func runPhase(phase, file, profile string) error {
 		run = func() error { return gunzipAll(file, &res) }
 	case "ingest":
 		run = func() error { return ingestOnce(file, &res) }
+	case "analyze":
+		run = func() error { return analyzeOnce(file) }
 	default:
-		return fmt.Errorf("--phase %q: want gunzip or ingest", phase)
+		return fmt.Errorf("--phase %q: want gunzip, ingest or analyze", phase)
 	}
 	if profile == "" {
 		return run()
@@ -57,6 +61,16 @@ func runPhase(phase, file, profile string) error {
 	}
 	defer pprof.StopCPUProfile()
 	return run()
+}
+
+// analyzeOnce runs the pipeline on path and writes its JSON report
+// nowhere: what 'analyze --format json' does, profiled with --cpuprofile.
+func analyzeOnce(path string) error {
+	run, err := driver.Analyze(path, driver.Options{})
+	if err != nil {
+		return err
+	}
+	return driver.WriteReport(io.Discard, run.Report, "json")
 }
 
 // processRuns times gunzip, ingest (with --procs) and analyze (with
