@@ -30,6 +30,9 @@ type Options struct {
 	// stopped growing with content that does not close is called
 	// truncated; 0 means one minute.
 	Settle time.Duration
+	// After, when set, ignores the files last modified before it: the
+	// traces of earlier profiles in the directory.
+	After time.Time
 	// Analyze are the options the sets are analysed with.
 	Analyze driver.Options
 	// OnFile, when set, is called with each file whose state changed, and
@@ -134,7 +137,7 @@ func (w *Watcher) scan(now time.Time) error {
 			return nil
 		}
 		st, err := d.Info()
-		if err != nil {
+		if err != nil || st.ModTime().Before(w.opt.After) {
 			return nil
 		}
 		seen[p] = true

@@ -28,6 +28,8 @@ func verbs() map[string]verb {
 		"serve":   {"start the REST service and web page", runServe},
 		"synth":   {"write a synthetic vLLM-style multi-rank trace of any size", runSynth},
 		"bench":   {"measure ingest speed and memory on a trace file against baselines", runBench},
+		"watch":   {"follow a vLLM profile directory as it fills and analyse each set of rank files", runWatch},
+		"capture": {"profile a running vLLM server (start_profile, stop_profile) and analyse its traces", runCapture},
 	}
 }
 
