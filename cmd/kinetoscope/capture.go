@@ -10,7 +10,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"kinetoscope/watch"
 )
 
 // captureUsage is the capture command's synopsis.
@@ -84,6 +87,14 @@ func capture(ctx context.Context, a captureArgs, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stderr, "profile stopped; waiting for the traces in %s\n", a.dir)
 	a.opt.After = started
+	var appeared atomic.Bool
+	a.seen = func(watch.File) { appeared.Store(true) }
+	t := time.AfterFunc(a.opt.Settle, func() {
+		if !appeared.Load() {
+			fmt.Fprintf(stderr, "no trace has appeared in %s since start_profile: is the server writing elsewhere? Its torch_profiler_dir must be %s\n", a.dir, a.dir)
+		}
+	})
+	defer t.Stop()
 	return watchDir(ctx, a.watchArgs, stdout, stderr)
 }
 

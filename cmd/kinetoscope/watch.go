@@ -43,6 +43,8 @@ type watchArgs struct {
 	server   string
 	token    string
 	opt      watch.Options
+	// seen, when set, is called with every file state the watcher reports.
+	seen func(watch.File)
 }
 
 // watchFormats are the formats a finished set is printed in.
@@ -92,12 +94,17 @@ func runWatch(args []string, stdout, stderr io.Writer) error {
 // --once, printing, appending and uploading each set.
 func watchDir(ctx context.Context, a watchArgs, stdout, stderr io.Writer) error {
 	line := newStateLine(stderr)
-	a.opt.OnFile = line.update
+	a.opt.OnFile = func(f watch.File) {
+		line.update(f)
+		if a.seen != nil {
+			a.seen(f)
+		}
+	}
 	w := watch.New(a.dir, a.opt)
 	var failed error
 	err := w.Run(ctx, func(s *watch.SetReport) bool {
 		line.clear()
-		if err := finishSet(ctx, a, s, stdout); err != nil {
+		if err := finishSet(ctx, a, s, stdout, stderr); err != nil {
 			failed = err
 			return false
 		}
@@ -114,8 +121,8 @@ func watchDir(ctx context.Context, a watchArgs, stdout, stderr io.Writer) error 
 }
 
 // finishSet prints a set, appends it to the results document and uploads
-// it, as asked.
-func finishSet(ctx context.Context, a watchArgs, s *watch.SetReport, stdout io.Writer) error {
+// it, as asked; where the upload went is said on stderr.
+func finishSet(ctx context.Context, a watchArgs, s *watch.SetReport, stdout, stderr io.Writer) error {
 	if s.Err != nil {
 		fmt.Fprintf(stdout, "%s\n  error: %v\n", setSummary(s), s.Err)
 		return nil
@@ -133,7 +140,7 @@ func finishSet(ctx context.Context, a watchArgs, s *watch.SetReport, stdout io.W
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "  uploaded as run %s: %s/runs/%s\n", id, strings.TrimRight(a.server, "/"), id)
+		fmt.Fprintf(stderr, "set %d uploaded as run %s: %s/runs/%s\n", s.Index, id, strings.TrimRight(a.server, "/"), id)
 	}
 	return nil
 }

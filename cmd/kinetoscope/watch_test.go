@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"kinetoscope/driver"
+	"kinetoscope/internal/testkit"
+)
+
+// eagerFiles returns the real eager run's two rank files.
+func eagerFiles(t *testing.T) []string {
+	t.Helper()
+	fs, err := filepath.Glob(filepath.Join(testkit.Real(t, "eager"), "*.pt.trace.json.gz"))
+	if err != nil || len(fs) != 2 {
+		t.Fatalf("eager rank files: %v %v", fs, err)
+	}
+	return fs
+}
+
+// copySlowly copies files into dir in chunks with pauses.
+func copySlowly(t *testing.T, dir string, files []string) {
+	for _, src := range files {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		f, err := os.Create(filepath.Join(dir, filepath.Base(src)))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for i := 0; i < len(data); i += len(data)/4 + 1 {
+			f.Write(data[i:min(i+len(data)/4+1, len(data))])
+			time.Sleep(30 * time.Millisecond)
+		}
+		f.Close()
+	}
+}
+
+// watchOutput is what --format json prints for a set.
+type watchOutput struct {
+	Set struct {
+		Files   []string `json:"files"`
+		Missing []int    `json:"missing"`
+	} `json:"set"`
+	Report json.RawMessage `json:"report"`
+}
+
+// uploads is a stand-in Kinetoscope service that records the file parts
+// of each run posted.
+type uploads struct {
+	mu    sync.Mutex
+	names [][]string
+}
+
+func (u *uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/api/v1/runs" {
+		http.NotFound(w, r)
+		return
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var names []string
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		io.Copy(io.Discard, p)
+		names = append(names, p.FileName())
+	}
+	u.mu.Lock()
+	u.names = append(u.names, names)
+	u.mu.Unlock()
+	w.WriteHeader(http.StatusAccepted)
+	io.WriteString(w, `{"id":"run1"}`)
+}
+
+func TestWatchCommand(t *testing.T) {
+	files := eagerFiles(t)
+	dir := t.TempDir()
+	results := filepath.Join(t.TempDir(), "results.md")
+	up := &uploads{}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	done := make(chan struct{})
+	go func() { defer close(done); copySlowly(t, dir, files) }()
+	code, out, errs := runCmd("watch", dir, "--once", "--format", "json", "--settle", "30s",
+		"--interval", "20ms", "--append", results, "--server", srv.URL)
+	<-done
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	got := decodeSets(t, out)
+	if len(got) != 1 || len(got[0].Set.Files) != 2 || len(got[0].Set.Missing) != 0 {
+		t.Fatalf("want one complete set of 2 ranks, got %.2000s", out)
+	}
+	sameAsAnalyze(t, got[0])
+	doc, err := os.ReadFile(results)
+	if err != nil || !strings.Contains(string(doc), "set 1: 2 of 2 ranks") || !strings.Contains(string(doc), "AllReduce") {
+		t.Errorf("results document: %v\n%s", err, doc)
+	}
+	if len(up.names) != 1 || len(up.names[0]) != 2 || !strings.Contains(errs, "uploaded as run run1") {
+		t.Errorf("uploads %v; stderr %s", up.names, errs)
+	}
+}
+
+// decodeSets decodes the JSON objects watch printed.
+func decodeSets(t *testing.T, out string) []watchOutput {
+	t.Helper()
+	var sets []watchOutput
+	dec := json.NewDecoder(strings.NewReader(out))
+	for dec.More() {
+		var s watchOutput
+		if err := dec.Decode(&s); err != nil {
+			t.Fatalf("output is not JSON sets: %v\n%.2000s", err, out)
+		}
+		sets = append(sets, s)
+	}
+	return sets
+}
+
+// sameAsAnalyze checks a set's report against driver.AnalyzePaths.
+func sameAsAnalyze(t *testing.T, s watchOutput) {
+	t.Helper()
+	ref, err := driver.AnalyzePaths(s.Set.Files, driver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := driver.EncodeReport(ref.Report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(s.Report, b) {
+		t.Errorf("watch's report differs from driver.AnalyzePaths on %v", s.Set.Files)
+	}
+}
+
+// vllm is a stand-in vLLM server with its two profiling endpoints; when
+// profiling stops it writes the sample traces into dir, slowly.
+type vllm struct {
+	t       *testing.T
+	dir     string
+	files   []string
+	mu      sync.Mutex
+	calls   []string
+	writing sync.WaitGroup
+}
+
+func (v *vllm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	v.mu.Lock()
+	v.calls = append(v.calls, r.Method+" "+r.URL.Path)
+	v.mu.Unlock()
+	switch {
+	case r.Method == http.MethodPost && r.URL.Path == "/start_profile":
+	case r.Method == http.MethodPost && r.URL.Path == "/stop_profile":
+		v.writing.Add(1)
+		go func() { defer v.writing.Done(); copySlowly(v.t, v.dir, v.files) }()
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func TestCapture(t *testing.T) {
+	dir := t.TempDir()
+	// An earlier profile's file, left truncated: capture must ignore it.
+	old := filepath.Join(dir, "old_rank0.1.pt.trace.json.gz")
+	if err := os.WriteFile(old, []byte{0x1f, 0x8b, 8}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hour := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(old, hour, hour); err != nil {
+		t.Fatal(err)
+	}
+	v := &vllm{t: t, dir: dir, files: eagerFiles(t)}
+	srv := httptest.NewServer(v)
+	defer srv.Close()
+	code, out, errs := runCmd("capture", "--vllm", srv.URL, "--seconds", "0.2", "--dir", dir,
+		"--format", "json", "--settle", "30s", "--interval", "20ms")
+	v.writing.Wait()
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if want := []string{"POST /start_profile", "POST /stop_profile"}; strings.Join(v.calls, ",") != strings.Join(want, ",") {
+		t.Errorf("calls %v, want %v", v.calls, want)
+	}
+	got := decodeSets(t, out)
+	if len(got) != 1 || len(got[0].Set.Files) != 2 {
+		t.Fatalf("want one set of 2 ranks, got %.2000s", out)
+	}
+	names := []string{filepath.Base(got[0].Set.Files[0]), filepath.Base(got[0].Set.Files[1])}
+	sort.Strings(names)
+	if strings.Contains(strings.Join(names, ","), "old_") {
+		t.Errorf("capture analysed an earlier profile's file: %v", names)
+	}
+	sameAsAnalyze(t, got[0])
+}
+
+func TestCaptureErrors(t *testing.T) {
+	dir := t.TempDir()
+	abs, _ := filepath.Abs(dir)
+	notFound := httptest.NewServer(http.NotFoundHandler())
+	defer notFound.Close()
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "boom", http.StatusInternalServerError)
+	}))
+	defer broken.Close()
+	flags := []string{
+		`--profiler-config '{"profiler": "torch", "torch_profiler_dir": "` + abs + `"}'`,
+		"VLLM_TORCH_PROFILER_DIR=" + abs,
+		"profiling is not enabled",
+	}
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"404", []string{"--vllm", notFound.URL, "--dir", dir}, append(flags, "404")},
+		{"500", []string{"--vllm", broken.URL, "--dir", dir}, append(flags, "500")},
+		{"no server", []string{"--vllm", "http://127.0.0.1:1", "--dir", dir}, flags},
+		{"missing dir", []string{"--vllm", notFound.URL, "--dir", filepath.Join(dir, "nope")}, []string{"profile directory"}},
+		{"no --vllm", []string{"--dir", dir}, []string{"want --vllm"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errs := runCmd(append([]string{"capture", "--seconds", "0"}, tt.args...)...)
+			if code != 1 {
+				t.Fatalf("exit %d, want 1: %s", code, errs)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(errs, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errs)
+				}
+			}
+		})
+	}
+}
