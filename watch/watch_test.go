@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -259,13 +260,13 @@ func checkSets(t *testing.T, dir string, got []*SetReport, want []wantSet) {
 		if s.Err != nil {
 			t.Fatalf("set %d: %v", i+1, s.Err)
 		}
-		if g, x := bases(s.Files), w.files; !equal(g, x) {
+		if g, x := bases(s.Files), w.files; !slices.Equal(g, x) {
 			t.Errorf("set %d files %v, want %v", i+1, g, x)
 		}
-		if g, x := bases(s.Truncated), w.truncated; !equal(g, x) {
+		if g, x := bases(s.Truncated), w.truncated; !slices.Equal(g, x) {
 			t.Errorf("set %d truncated %v, want %v", i+1, g, x)
 		}
-		if !equalInts(s.Missing, w.missing) {
+		if !slices.Equal(s.Missing, w.missing) {
 			t.Errorf("set %d missing %v, want %v", i+1, s.Missing, w.missing)
 		}
 		sameReport(t, s)
@@ -298,28 +299,4 @@ func bases(ps []string) []string {
 		out = append(out, filepath.Base(p))
 	}
 	return out
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
