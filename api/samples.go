@@ -74,6 +74,24 @@ func (s *Server) Import(ctx context.Context, path string, labels map[string]stri
 	})
 }
 
+// ImportFiles stores local trace files as one run named name (the rank
+// files of one profile, as watch found them), with the same checks as an
+// upload, and queues its analysis.
+func (s *Server) ImportFiles(ctx context.Context, name string, paths []string, labels map[string]string) (*store.Run, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("import: no files")
+	}
+	up := upload{name: name, labels: labels}
+	return s.commit(ctx, &up, func() error {
+		for _, p := range paths {
+			if err := s.importFile(ctx, filepath.Dir(p), p, &up); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 func (s *Server) importFile(ctx context.Context, root, path string, up *upload) error {
 	name := filepath.Base(path)
 	if rel, err := filepath.Rel(root, path); err == nil && rel != "." {

@@ -13,12 +13,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"kinetoscope/api"
 	"kinetoscope/sampletraces"
+	"kinetoscope/watch"
 )
 
 // serveFlags are the serve command's settings.
@@ -33,6 +35,8 @@ type serveFlags struct {
 	insecure bool
 	// noSamples skips loading sample runs on first start.
 	noSamples bool
+	// watch is a profile directory whose complete rank sets become runs.
+	watch string
 	// grace is how long a shutdown waits for the requests in progress
 	// before it cuts them off (not a flag; tests shorten it).
 	grace time.Duration
@@ -51,6 +55,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&f.maxParts, "max-parts", 1024, "most parts in one multipart upload")
 	fs.StringVar(&f.samples, "samples", "", "directory of sample runs loaded on first start (default: the real sample runs built into the binary)")
 	fs.BoolVar(&f.noSamples, "no-samples", false, "load no sample runs on first start")
+	fs.StringVar(&f.watch, "watch", "", "profile directory to follow: every complete set of rank files that appears in it becomes a run")
 	fs.Int64Var(&f.maxUpload, "max-upload", 8<<30, "largest upload request body, bytes")
 	fs.Int64Var(&f.maxUncompressed, "max-uncompressed", 64<<30, "largest decompressed size of one gzip stream, archive or archive member, bytes")
 	fs.IntVar(&f.workers, "workers", 2, "analyses run at once")
@@ -128,6 +133,9 @@ func serve(ctx context.Context, ln net.Listener, f *serveFlags, stdout io.Writer
 	defer srv.Close()
 	if !f.noSamples {
 		loadSamples(ctx, srv, f, log)
+	}
+	if f.watch != "" {
+		go watchInto(ctx, srv, f.watch, log)
 	}
 	hs := &http.Server{}
 	srv.ConfigureHTTP(hs)
@@ -207,4 +215,30 @@ func displayAddr(a net.Addr) string {
 		return "localhost:" + port
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// watchInto follows dir until ctx ends and imports every set of rank files
+// that becomes complete (or settles, missing ranks named in the log) as one
+// run labelled source=watch.
+func watchInto(ctx context.Context, srv *api.Server, dir string, log *slog.Logger) {
+	log.Info("watching a profile directory", "dir", dir)
+	w := watch.New(dir, watch.Options{})
+	err := w.Run(ctx, func(sr *watch.SetReport) bool {
+		if len(sr.Files) == 0 {
+			return true
+		}
+		name := fmt.Sprintf("%s set %d", filepath.Base(dir), sr.Index)
+		labels := map[string]string{"source": "watch", "watch_set": strconv.Itoa(sr.Index)}
+		run, err := srv.ImportFiles(ctx, name, sr.Files, labels)
+		if err != nil {
+			log.Warn("importing a watched set", "dir", dir, "set", sr.Index, "err", err)
+			return true
+		}
+		log.Info("imported a watched set", "dir", dir, "set", sr.Index, "run", run.ID, "files", len(sr.Files),
+			"missing_ranks", fmt.Sprint(sr.Missing), "truncated", strings.Join(sr.Truncated, ", "))
+		return true
+	})
+	if err != nil && ctx.Err() == nil {
+		log.Warn("watching stopped", "dir", dir, "err", err)
+	}
 }

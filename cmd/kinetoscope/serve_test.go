@@ -18,6 +18,7 @@ import (
 
 	"kinetoscope/api"
 	"kinetoscope/api/store"
+	"kinetoscope/internal/testkit"
 	"kinetoscope/sampletraces"
 )
 
@@ -259,4 +260,58 @@ func TestServeBundledSamples(t *testing.T) {
 			t.Errorf("no-samples %v: runs %q, want %q", tc.noSamples, got, tc.want)
 		}
 	}
+}
+
+// serve --watch imports a set of rank files that appears in the watched
+// directory as one run, analysed like an upload.
+func TestServeWatch(t *testing.T) {
+	watched := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := &serveFlags{data: t.TempDir(), noSamples: true, watch: watched, maxUpload: 1 << 30, maxUncompressed: 1 << 30, workers: 1}
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, ln, f, io.Discard) }()
+	files, err := filepath.Glob(filepath.Join(testkit.Real(t, "eager"), "*.pt.trace.json.gz"))
+	if err != nil || len(files) != 2 {
+		t.Fatalf("rank files: %v %v", files, err)
+	}
+	for _, src := range files {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(watched, filepath.Base(src)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var run struct {
+		Status string            `json:"status"`
+		Labels map[string]string `json:"labels"`
+		Files  []json.RawMessage `json:"files"`
+	}
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		var list struct {
+			Runs []json.RawMessage `json:"runs"`
+		}
+		resp, err := http.Get("http://" + ln.Addr().String() + "/api/v1/runs")
+		if err != nil {
+			continue
+		}
+		err = json.NewDecoder(resp.Body).Decode(&list)
+		resp.Body.Close()
+		if err == nil && len(list.Runs) == 1 {
+			if err := json.Unmarshal(list.Runs[0], &run); err == nil && run.Status == "done" {
+				break
+			}
+		}
+	}
+	if run.Status != "done" || run.Labels["source"] != "watch" || len(run.Files) != 2 {
+		t.Errorf("watched run: %+v", run)
+	}
+	cancel()
+	<-done
 }
