@@ -31,6 +31,7 @@ import (
 
 	"kinetoscope/analyze"
 	"kinetoscope/api/store"
+	"kinetoscope/api/web"
 	"kinetoscope/driver"
 )
 
@@ -131,6 +132,9 @@ type Server struct {
 	cfg   Config
 	meta  store.Meta
 	blobs store.Blobs
+	// watchMu guards watched, the profile directories followed.
+	watchMu sync.Mutex
+	watched map[string]web.WatchedDir
 	// openapi is the OpenAPI document served (openAPIDocument).
 	openapi []byte
 	// analyze is the analysis the server runs.

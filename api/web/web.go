@@ -38,6 +38,8 @@ type Backend interface {
 	// rank and phase).
 	Diff(ctx context.Context, q url.Values) (*diff.Diff, error)
 	ChartKinds() []string
+	// Watched lists the profile directories the server follows.
+	Watched() []WatchedDir
 }
 
 // Pages serves the web page.
@@ -102,7 +104,7 @@ func (p *Pages) index(c echo.Context) error {
 		return err
 	}
 	data := map[string]any{"Title": "Runs", "Runs": runs, "Total": total, "Label": label,
-		"Summary": p.sums.of(c.Request().Context(), p.b, runs)}
+		"Summary": p.sums.of(c.Request().Context(), p.b, runs), "Watched": p.b.Watched()}
 	if opt.Offset > 0 {
 		data["Prev"] = pageLink(label, max(0, opt.Offset-opt.Limit))
 	}

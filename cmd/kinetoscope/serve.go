@@ -13,12 +13,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"kinetoscope/api"
+	"kinetoscope/api/web"
 	"kinetoscope/sampletraces"
 	"kinetoscope/watch"
 )
@@ -222,7 +224,12 @@ func displayAddr(a net.Addr) string {
 // run labelled source=watch.
 func watchInto(ctx context.Context, srv *api.Server, dir string, log *slog.Logger) {
 	log.Info("watching a profile directory", "dir", dir)
-	w := watch.New(dir, watch.Options{})
+	st := &watchedState{dir: dir, files: map[string]watch.File{}}
+	srv.SetWatched(st.summary())
+	w := watch.New(dir, watch.Options{OnFile: func(f watch.File) {
+		st.files[f.Path] = f
+		srv.SetWatched(st.summary())
+	}})
 	err := w.Run(ctx, func(sr *watch.SetReport) bool {
 		if len(sr.Files) == 0 {
 			return true
@@ -234,6 +241,11 @@ func watchInto(ctx context.Context, srv *api.Server, dir string, log *slog.Logge
 			log.Warn("importing a watched set", "dir", dir, "set", sr.Index, "err", err)
 			return true
 		}
+		st.runs = append(st.runs, run.ID)
+		for _, p := range sr.Files {
+			delete(st.files, p) // the set is a run now; the list shows what is still filling
+		}
+		srv.SetWatched(st.summary())
 		log.Info("imported a watched set", "dir", dir, "set", sr.Index, "run", run.ID, "files", len(sr.Files),
 			"missing_ranks", fmt.Sprint(sr.Missing), "truncated", strings.Join(sr.Truncated, ", "))
 		return true
@@ -241,4 +253,32 @@ func watchInto(ctx context.Context, srv *api.Server, dir string, log *slog.Logge
 	if err != nil && ctx.Err() == nil {
 		log.Warn("watching stopped", "dir", dir, "err", err)
 	}
+}
+
+// watchedState is what serve --watch knows of its directory: the files of
+// the sets still filling, by path, and the runs made so far. Only the
+// watcher's goroutine touches it.
+type watchedState struct {
+	dir   string
+	files map[string]watch.File
+	runs  []string
+}
+
+// summary is the state as the run list shows it.
+func (w *watchedState) summary() web.WatchedDir {
+	d := web.WatchedDir{Dir: w.dir, Runs: slices.Clone(w.runs), Updated: time.Now()}
+	for _, f := range w.files {
+		d.Files++
+		d.Bytes += f.Size
+		switch f.State {
+		case watch.Complete:
+			d.Complete++
+		case watch.Growing, watch.Appeared, watch.Waiting:
+			d.Growing++
+		case watch.Truncated:
+			d.Truncated++
+		}
+		d.WorldSize = max(d.WorldSize, f.WorldSize)
+	}
+	return d
 }

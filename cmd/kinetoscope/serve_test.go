@@ -279,16 +279,42 @@ func TestServeWatch(t *testing.T) {
 	if err != nil || len(files) != 2 {
 		t.Fatalf("rank files: %v %v", files, err)
 	}
-	for _, src := range files {
+	base := "http://" + ln.Addr().String()
+	page := func() string {
+		resp, err := http.Get(base + "/")
+		if err != nil {
+			return ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	var last []byte
+	for i, src := range files {
 		b, err := os.ReadFile(src)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if i == len(files)-1 { // the last rank half written first: the list shows the set filling
+			last = b
+			b = b[:len(b)/2]
 		}
 		if err := os.WriteFile(filepath.Join(watched, filepath.Base(src)), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	filling := ""
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !strings.Contains(filling, "1 complete of world size 2"); time.Sleep(50 * time.Millisecond) {
+		filling = page()
+	}
+	if !strings.Contains(filling, `id="watched"`) || !strings.Contains(filling, "2 trace files") || !strings.Contains(filling, "1 complete of world size 2") {
+		t.Errorf("the run list does not show the set filling:\n%s", filling)
+	}
+	if err := os.WriteFile(filepath.Join(watched, filepath.Base(files[len(files)-1])), last, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var run struct {
+		ID     string            `json:"id"`
 		Status string            `json:"status"`
 		Labels map[string]string `json:"labels"`
 		Files  []json.RawMessage `json:"files"`
@@ -311,6 +337,11 @@ func TestServeWatch(t *testing.T) {
 	}
 	if run.Status != "done" || run.Labels["source"] != "watch" || len(run.Files) != 2 {
 		t.Errorf("watched run: %+v", run)
+	}
+	p := page()
+	section, _, _ := strings.Cut(p[max(strings.Index(p, `id="watched"`), 0):], "</section>")
+	if !strings.Contains(section, `runs: <a href="/runs/`+run.ID+`">`) {
+		t.Errorf("the watched section does not link the set's run %s:\n%s", run.ID, section)
 	}
 	cancel()
 	<-done
