@@ -1,15 +1,12 @@
 package watch
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
-
-	"github.com/klauspost/compress/gzip"
 
 	"kinetoscope/ingest"
 )
@@ -139,21 +136,11 @@ func (f *fileState) check() {
 // stream read to its trailer (CRC and size checked), whose text, like a
 // plain file's, ends in '}' or ']' after trailing whitespace.
 func closes(path string) error {
-	fh, err := os.Open(path)
+	r, err := ingest.OpenText(path)
 	if err != nil {
 		return err
 	}
-	defer fh.Close()
-	br := bufio.NewReaderSize(fh, 1<<16)
-	var r io.Reader = br
-	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return fmt.Errorf("gzip header: %w", err)
-		}
-		defer zr.Close()
-		r = zr
-	}
+	defer r.Close()
 	last, err := lastByte(r)
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"kinetoscope/ingest"
 	"os"
 	"regexp"
 	"strconv"
@@ -95,20 +96,11 @@ func readAllMaybeGzip(path string) ([]byte, error) {
 // readMaybeGzip opens path and calls read with its content, decompressed
 // if it is gzip; errors after the open name the file.
 func readMaybeGzip(path string, read func(io.Reader) error) error {
-	f, err := os.Open(path)
+	r, err := ingest.OpenText(path)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 256<<10)
-	var r io.Reader = br
-	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		r = zr
-	}
+	defer r.Close()
 	if err := read(r); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
