@@ -83,13 +83,31 @@ func (d *Dir) Put(ctx context.Context, r io.Reader) (string, int64, error) {
 }
 
 // Open implements Blobs.
-func (d *Dir) Open(ctx context.Context, sha string) (io.ReadCloser, error) {
+func (d *Dir) Open(ctx context.Context, sha string) (Blob, error) {
 	p, err := d.Local(ctx, sha)
 	if err != nil {
 		return nil, err
 	}
-	return os.Open(p)
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", sha, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("blob %s: %w", sha, err)
+	}
+	return fileBlob{f, st.Size()}, nil
 }
+
+// fileBlob is a Blob read from a local file.
+type fileBlob struct {
+	*os.File
+	size int64
+}
+
+// Size implements Blob.
+func (b fileBlob) Size() int64 { return b.size }
 
 // Local implements Blobs.
 func (d *Dir) Local(ctx context.Context, sha string) (string, error) {

@@ -106,13 +106,22 @@ type Meta interface {
 	Close() error
 }
 
+// Blob is a stored blob opened for reading, from the start or at any
+// offset (a zip archive's directory is at its end).
+type Blob interface {
+	io.ReadCloser
+	io.ReaderAt
+	// Size returns the blob's length in bytes.
+	Size() int64
+}
+
 // Blobs stores file contents under their SHA-256.
 type Blobs interface {
 	// Put stores r's contents and returns its hash and size. The blob
 	// appears only when r ended without error: a failed Put leaves nothing.
 	Put(ctx context.Context, r io.Reader) (sha string, size int64, err error)
 	// Open returns the blob's contents, or ErrNotFound.
-	Open(ctx context.Context, sha string) (io.ReadCloser, error)
+	Open(ctx context.Context, sha string) (Blob, error)
 	// Local returns a local file path holding the blob (an object store
 	// would download it to a cache); the caller must not modify it.
 	Local(ctx context.Context, sha string) (string, error)
