@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -113,58 +111,40 @@ func (s *Server) record(ctx context.Context, id string, rep *analyze.Report, err
 	}
 }
 
-// runPipeline lays the run's blobs out under their file names and analyses
-// them.
+// runPipeline analyses the run's files, read from the blob store under
+// their layoutNames.
 func (s *Server) runPipeline(ctx context.Context, run *store.Run, lp *liveProgress) (rep *analyze.Report, err error) {
-	dir := filepath.Join(s.workRoot(), run.ID)
-	defer os.RemoveAll(dir)
-	path, err := s.layout(ctx, run.Files, dir)
-	if err != nil {
-		return nil, err
-	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("analysis crashed: %v", r)
 		}
 	}()
-	rep, err = s.analyze(s, ctx, path, lp)
+	rep, err = s.analyze(s, ctx, run.ID, s.sources(ctx, run.Files), lp)
 	if err != nil {
-		return nil, errors.New(strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), ""))
+		return nil, err
 	}
 	rep.Source = run.Name
-	for i := range rep.Ranks {
-		rep.Ranks[i].File = strings.TrimPrefix(rep.Ranks[i].File, dir+string(filepath.Separator))
-	}
 	return rep, nil
 }
 
-// layout links the blobs of files into dir under their layoutNames and
-// returns the path to analyse: the file itself for one file, else dir.
-func (s *Server) layout(ctx context.Context, files []store.File, dir string) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("work dir: %w", err)
-	}
-	var last string
-	for i, name := range layoutNames(files) {
-		f := files[i]
-		src, err := s.blobs.Local(ctx, f.SHA256)
-		if err != nil {
-			return "", blobError(f, err)
-		}
-		last = filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(last), 0o755); err != nil {
-			return "", fmt.Errorf("work dir: %w", err)
-		}
-		if err := os.Link(src, last); err != nil {
-			if err := os.Symlink(src, last); err != nil {
-				return "", fmt.Errorf("file %s: %w", f.Name, err)
+// sources returns the files as the pipeline reads them: streamed from the
+// blob store, under their layoutNames (the rank file names of the report).
+func (s *Server) sources(ctx context.Context, files []store.File) []ingest.Source {
+	names := layoutNames(files)
+	srcs := make([]ingest.Source, len(files))
+	for i, f := range files {
+		srcs[i] = ingest.Source{Name: names[i], Size: f.Size, Open: func() (ingest.SourceReader, error) {
+			b, err := s.blobs.Open(ctx, f.SHA256)
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, fmt.Errorf("the stored file (sha256 %s) is %w", f.SHA256, errBlobMissing)
 			}
-		}
+			if err != nil {
+				return nil, fmt.Errorf("stored file: %w", err)
+			}
+			return b, nil
+		}}
 	}
-	if len(files) == 1 {
-		return last, nil
-	}
-	return dir, nil
+	return srcs
 }
 
 // layoutNames returns the names files get in a work directory: their
@@ -194,10 +174,10 @@ func analysisName(f store.File) string {
 	return f.Name + ext
 }
 
-// analyzePath runs the driver's pipeline on a run laid out at path, with
-// the server's read limit, publishing its progress to lp.
-func (s *Server) analyzePath(ctx context.Context, path string, lp *liveProgress) (*analyze.Report, error) {
-	run, err := driver.Analyze(path, driver.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes,
+// analyzeSources runs the driver's pipeline on a run's files, with the
+// server's read limits, publishing its progress to lp.
+func (s *Server) analyzeSources(ctx context.Context, _ string, srcs []ingest.Source, lp *liveProgress) (*analyze.Report, error) {
+	run, err := driver.AnalyzeSources(srcs, driver.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes,
 		MaxRatio: s.cfg.MaxRatio, Progress: lp.update, Analyzing: func() { lp.setPhase("analyzing") }})
 	if err != nil {
 		return nil, err

@@ -26,8 +26,8 @@ type analysisStarts struct {
 }
 
 // wrap records the start and runs the real analysis.
-func (a *analysisStarts) wrap(_ context.Context, path string, real func() (*analyze.Report, error)) (*analyze.Report, error) {
-	id := filepath.Base(filepath.Dir(path))
+func (a *analysisStarts) wrap(_ context.Context, an api.Analysis, real func() (*analyze.Report, error)) (*analyze.Report, error) {
+	id := an.Run
 	a.mu.Lock()
 	a.at[id] = time.Now()
 	a.mu.Unlock()

@@ -16,7 +16,7 @@ import (
 )
 
 // startWithAnalysis starts a server whose analyses go through wrap.
-func startWithAnalysis(t testing.TB, cfg api.Config, wrap func(ctx context.Context, path string, real func() (*analyze.Report, error)) (*analyze.Report, error)) *testServer {
+func startWithAnalysis(t testing.TB, cfg api.Config, wrap func(ctx context.Context, a api.Analysis, real func() (*analyze.Report, error)) (*analyze.Report, error)) *testServer {
 	t.Helper()
 	cfg.Logger = quietLog()
 	srv, err := api.OpenWithAnalysis(cfg, wrap)
@@ -33,8 +33,8 @@ func startWithAnalysis(t testing.TB, cfg api.Config, wrap func(ctx context.Conte
 func TestChartsAndAnalysesApart(t *testing.T) {
 	block := make(chan struct{})
 	s := startWithAnalysis(t, api.Config{DataDir: t.TempDir(), Workers: 1, ChartTimeout: 500 * time.Millisecond},
-		func(ctx context.Context, path string, real func() (*analyze.Report, error)) (*analyze.Report, error) {
-			if strings.Contains(path, "blocked") {
+		func(ctx context.Context, a api.Analysis, real func() (*analyze.Report, error)) (*analyze.Report, error) {
+			if strings.Contains(strings.Join(a.Files, " "), "blocked") {
 				select {
 				case <-block:
 				case <-ctx.Done():

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"kinetoscope/analyze"
+	"kinetoscope/ingest"
 )
 
 // WebRoute reports whether a route serves the web page (webRoute).
@@ -14,11 +15,22 @@ var WebRoute = webRoute
 // Echo returns the server's echo instance, for listing its routes.
 func (s *Server) Echo() *echo.Echo { return s.echo }
 
+// Analysis is what OpenWithAnalysis's wrap is told of one analysis: the
+// run's id and the names its files are read under.
+type Analysis struct {
+	Run   string
+	Files []string
+}
+
 // OpenWithAnalysis opens a server whose analysis of a run is wrap, given
 // the real analysis to call (or not).
-func OpenWithAnalysis(cfg Config, wrap func(ctx context.Context, path string, real func() (*analyze.Report, error)) (*analyze.Report, error)) (*Server, error) {
-	return open(cfg, func(s *Server, ctx context.Context, path string, lp *liveProgress) (*analyze.Report, error) {
-		return wrap(ctx, path, func() (*analyze.Report, error) { return s.analyzePath(ctx, path, lp) })
+func OpenWithAnalysis(cfg Config, wrap func(ctx context.Context, a Analysis, real func() (*analyze.Report, error)) (*analyze.Report, error)) (*Server, error) {
+	return open(cfg, func(s *Server, ctx context.Context, id string, srcs []ingest.Source, lp *liveProgress) (*analyze.Report, error) {
+		a := Analysis{Run: id}
+		for _, src := range srcs {
+			a.Files = append(a.Files, src.Name)
+		}
+		return wrap(ctx, a, func() (*analyze.Report, error) { return s.analyzeSources(ctx, id, srcs, lp) })
 	})
 }
 

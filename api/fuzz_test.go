@@ -54,7 +54,7 @@ func FuzzUpload(f *testing.F) {
 	f.Add(uint8(5), append([]byte{1}, gzipOf(f, `{"traceEvents": []}`)...), "")
 	f.Add(uint8(5), []byte("\x01{}\xff\x04a=b,c=d\xffname\xff\x03[]"), "label=k=v;x")
 	s, err := api.OpenWithAnalysis(api.Config{DataDir: f.TempDir(), Logger: quietLog(), MaxUncompressedBytes: 8 << 20, MaxFiles: 16, MaxParts: 32},
-		func(context.Context, string, func() (*analyze.Report, error)) (*analyze.Report, error) {
+		func(context.Context, api.Analysis, func() (*analyze.Report, error)) (*analyze.Report, error) {
 			return nil, errors.New("not analysed while fuzzing uploads")
 		})
 	if err != nil {

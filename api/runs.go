@@ -348,25 +348,26 @@ func (s *Server) getTraceFile(c echo.Context, run *store.Run, name string) error
 func (s *Server) archiveMember(ctx context.Context, f store.File, member string) (io.ReadCloser, error) {
 	notFound := echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("%s holds no member %q", f.Name, member))
 	if f.Kind == ingest.FormatZip {
-		p, err := s.blobs.Local(ctx, f.SHA256)
+		b, err := s.blobs.Open(ctx, f.SHA256)
 		if err != nil {
 			return nil, blobError(f, err)
 		}
-		zr, err := zip.OpenReader(p)
+		zr, err := zip.NewReader(b, b.Size())
 		if err != nil {
+			b.Close()
 			return nil, fmt.Errorf("%s: %w", f.Name, err)
 		}
 		for _, m := range zr.File {
 			if m.Name == member {
 				rc, err := m.Open()
 				if err != nil {
-					zr.Close()
+					b.Close()
 					return nil, fmt.Errorf("%s: %s: %w", f.Name, member, err)
 				}
-				return memberReader{rc, []io.Closer{rc, zr}}, nil
+				return memberReader{rc, []io.Closer{rc, b}}, nil
 			}
 		}
-		zr.Close()
+		b.Close()
 		return nil, notFound
 	}
 	rc, err := s.blobs.Open(ctx, f.SHA256)

@@ -33,6 +33,7 @@ import (
 	"kinetoscope/api/store"
 	"kinetoscope/api/web"
 	"kinetoscope/driver"
+	"kinetoscope/ingest"
 )
 
 // Config holds the server's settings. Zero fields take the defaults below.
@@ -122,10 +123,10 @@ func (c *Config) defaults() {
 	}
 }
 
-// analyzeFunc reads and analyses the trace file, profile directory or
-// archive at path of a run, publishing its progress to lp: the driver's
-// pipeline as Server.analyzePath calls it; tests wrap it (export_test.go).
-type analyzeFunc func(s *Server, ctx context.Context, path string, lp *liveProgress) (*analyze.Report, error)
+// analyzeFunc reads and analyses the files of the run id, publishing its
+// progress to lp: the driver's pipeline as Server.analyzeSources calls it;
+// tests wrap it (export_test.go).
+type analyzeFunc func(s *Server, ctx context.Context, id string, srcs []ingest.Source, lp *liveProgress) (*analyze.Report, error)
 
 // Server is the Kinetoscope service.
 type Server struct {
@@ -221,11 +222,13 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 	}
 	s.images = images
 	if s.analyze == nil {
-		s.analyze = (*Server).analyzePath
+		s.analyze = (*Server).analyzeSources
 	}
-	if err := os.RemoveAll(s.workRoot()); err != nil {
+	// Versions before 2026-12 laid runs out in a work directory; the
+	// pipeline now streams them from the blob store.
+	if err := os.RemoveAll(filepath.Join(cfg.DataDir, "work")); err != nil {
 		cancel()
-		return nil, fmt.Errorf("clean work dir: %w", err)
+		return nil, fmt.Errorf("remove the old work dir: %w", err)
 	}
 	if err := s.routes(); err != nil {
 		cancel()
@@ -242,7 +245,6 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 	return s, nil
 }
 
-func (s *Server) workRoot() string { return filepath.Join(s.cfg.DataDir, "work") }
 
 // Handler returns the server's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.echo }

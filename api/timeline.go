@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -79,22 +78,11 @@ func (s *Server) Timeline(ctx context.Context, id string, rank, step int, format
 	})
 }
 
-// drawTimeline lays out the run's files (only the rank's own file when the
-// report names it) in a fresh work directory and draws the timeline.
+// drawTimeline reads the run's files (only the rank's own file when the
+// report names it) and draws the timeline.
 func (s *Server) drawTimeline(ctx context.Context, run *store.Run, rep *analyze.Report, rk *analyze.Rank, step int, format string) ([]byte, error) {
-	if err := os.MkdirAll(s.workRoot(), 0o755); err != nil {
-		return nil, fmt.Errorf("work dir: %w", err)
-	}
-	dir, err := os.MkdirTemp(s.workRoot(), run.ID+"-timeline-")
-	if err != nil {
-		return nil, fmt.Errorf("work dir: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	path, err := s.layout(ctx, rankFiles(run.Files, rk.File), dir)
-	if err != nil {
-		return nil, fmt.Errorf("timeline of run %s: %w", run.ID, err)
-	}
-	set, err := driver.ReadSet(path, driver.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes, MaxRatio: s.cfg.MaxRatio})
+	set, err := driver.ReadSources(s.sources(ctx, rankFiles(run.Files, rk.File)),
+		driver.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes, MaxRatio: s.cfg.MaxRatio})
 	if err != nil {
 		return nil, fmt.Errorf("timeline of run %s: read: %w", run.ID, err)
 	}

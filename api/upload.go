@@ -343,11 +343,13 @@ func (s *Server) storeFile(ctx context.Context, r io.Reader, name string, up *up
 		f.Name = "upload" + ingest.FormatExt(f.Kind)
 	}
 	if kind == ingest.FormatZip {
-		p, err := s.blobs.Local(ctx, sha)
+		b, err := s.blobs.Open(ctx, sha)
 		if err != nil {
-			return err
+			return fmt.Errorf("store %s: %w", displayName(name), err)
 		}
-		if err := lim.CheckZip(f.Name, p); err != nil {
+		err = lim.CheckZip(f.Name, b, b.Size())
+		b.Close()
+		if err != nil {
 			return checkFailure(err)
 		}
 	}

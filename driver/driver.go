@@ -61,15 +61,33 @@ func ReadSet(path string, opt Options) (*ingest.Set, error) {
 // ReadPaths reads several paths as one run (ingest.OpenPaths), as ReadSet
 // reads one.
 func ReadPaths(paths []string, opt Options) (*ingest.Set, error) {
-	set, err := ingest.OpenPaths(paths, ingest.Options{Context: opt.Context,
-		MaxUncompressedBytes: opt.MaxUncompressedBytes, MaxRatio: opt.MaxRatio, Progress: opt.Progress})
+	set, err := ingest.OpenPaths(paths, opt.ingest())
 	if err != nil {
 		return nil, err
 	}
 	if len(set.Traces) == 0 {
-		return nil, noTraces(set.Path, set)
+		return nil, noTraces(set.Path, set, dirContents(set.Path))
 	}
 	return set, nil
+}
+
+// ReadSources reads files held anywhere, an object store say, as one run
+// (ingest.OpenSources), as ReadPaths reads local files.
+func ReadSources(srcs []ingest.Source, opt Options) (*ingest.Set, error) {
+	set, err := ingest.OpenSources(srcs, opt.ingest())
+	if err != nil {
+		return nil, err
+	}
+	if len(set.Traces) == 0 {
+		return nil, noTraces(set.Path, set, "")
+	}
+	return set, nil
+}
+
+// ingest returns the read options of opt.
+func (opt Options) ingest() ingest.Options {
+	return ingest.Options{Context: opt.Context, MaxUncompressedBytes: opt.MaxUncompressedBytes,
+		MaxRatio: opt.MaxRatio, Progress: opt.Progress}
 }
 
 // Analyze is the pipeline: it reads path (ReadSet) and analyses what was
@@ -85,6 +103,20 @@ func AnalyzePaths(paths []string, opt Options) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	return analyzeSet(set, opt)
+}
+
+// AnalyzeSources is Analyze over files held anywhere (ReadSources).
+func AnalyzeSources(srcs []ingest.Source, opt Options) (*Run, error) {
+	set, err := ReadSources(srcs, opt)
+	if err != nil {
+		return nil, err
+	}
+	return analyzeSet(set, opt)
+}
+
+// analyzeSet analyses what was read.
+func analyzeSet(set *ingest.Set, opt Options) (*Run, error) {
 	path := set.Path
 	if opt.Context != nil {
 		if err := opt.Context.Err(); err != nil {
@@ -103,8 +135,8 @@ func AnalyzePaths(paths []string, opt Options) (*Run, error) {
 
 // noTraces explains why a set holds nothing to analyse: the one file's own
 // error when there is one file (it names the file), else every file's
-// reason.
-func noTraces(path string, set *ingest.Set) error {
+// reason; held says what a directory at path holds instead (dirContents).
+func noTraces(path string, set *ingest.Set, held string) error {
 	var why []string
 	for _, e := range set.Errors {
 		why = append(why, e.Error())
@@ -114,7 +146,7 @@ func noTraces(path string, set *ingest.Set) error {
 	}
 	switch len(why) {
 	case 0:
-		return fmt.Errorf("%s: no *.json or *.json.gz trace file found%s", path, dirContents(path))
+		return fmt.Errorf("%s: no *.json or *.json.gz trace file found%s", path, held)
 	case 1:
 		if len(set.Errors) == 1 {
 			return set.Errors[0]

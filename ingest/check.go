@@ -259,13 +259,13 @@ func (l Limits) checkTar(name string, r io.Reader) error {
 	}
 }
 
-// CheckZip checks a stored zip file's member names and declared sizes.
-func (l Limits) CheckZip(name, file string) error {
-	zr, err := zip.OpenReader(file)
+// CheckZip checks a stored zip archive's member names, declared sizes and
+// content; r reads the archive, of size bytes, at offsets.
+func (l Limits) CheckZip(name string, r io.ReaderAt, size int64) error {
+	zr, err := zip.NewReader(r, size)
 	if err != nil {
 		return contentError("%s: bad zip archive: %v", name, err)
 	}
-	defer zr.Close()
 	if len(zr.File) == 0 {
 		return contentError("%s: empty zip archive", name)
 	}

@@ -134,20 +134,15 @@ func TestCheckZipLink(t *testing.T) {
 		}
 		w.Write([]byte(`{"traceEvents": []}`))
 		zw.Close()
-		p := filepath.Join(t.TempDir(), "a.zip")
-		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		err = Limits{MaxUncompressedBytes: 1 << 20, MaxRatio: 200}.CheckZip("a.zip", p)
+		err = Limits{MaxUncompressedBytes: 1 << 20, MaxRatio: 200}.CheckZip("a.zip", bytes.NewReader(buf.Bytes()), int64(buf.Len()))
 		if (tc.msg == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.msg)) {
 			t.Errorf("%s: CheckZip = %v, want %q", tc.name, err, tc.msg)
 		}
 	}
 }
 
-// writeZip writes a zip of the given members (deflated) and returns its
-// path.
-func writeZip(t *testing.T, members map[string][]byte) string {
+// zipBytes returns a zip of the given members (deflated).
+func zipBytes(t *testing.T, members map[string][]byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -161,8 +156,15 @@ func writeZip(t *testing.T, members map[string][]byte) string {
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return buf.Bytes()
+}
+
+// writeZip writes a zip of the given members (deflated) and returns its
+// path.
+func writeZip(t *testing.T, members map[string][]byte) string {
+	t.Helper()
 	p := filepath.Join(t.TempDir(), "a.zip")
-	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(p, zipBytes(t, members), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -209,7 +211,8 @@ func TestCheckArchiveLimits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
 			if tc.zip != nil {
-				err = lim.CheckZip("a.zip", writeZip(t, tc.zip))
+				b := zipBytes(t, tc.zip)
+				err = lim.CheckZip("a.zip", bytes.NewReader(b), int64(len(b)))
 			} else {
 				_, err = lim.Check("a.tar", Sniff(tc.tar), bytes.NewReader(tc.tar))
 			}

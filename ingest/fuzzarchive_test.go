@@ -102,7 +102,7 @@ func FuzzOpenArchive(f *testing.F) {
 		defer os.Remove(p)
 		format, _ := lim.Check("a", Sniff(b), bytes.NewReader(b))
 		if format == FormatZip {
-			lim.CheckZip("a", p)
+			lim.CheckZip("a", bytes.NewReader(b), int64(len(b)))
 		}
 		set, err := Open(p, Options{MaxUncompressedBytes: lim.MaxUncompressedBytes, MaxRatio: lim.MaxRatio})
 		if err != nil {

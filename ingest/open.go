@@ -114,6 +114,14 @@ func (c *collector) dir(root string) error {
 		}
 		return nil
 	})
+	c.readAll(found)
+	return err
+}
+
+// readAll reads the trace files of found several at a time (see
+// readFiles) and files everything found in its order, as if read one
+// after another; an archive among them is read at its turn.
+func (c *collector) readAll(found []dirEntry) {
 	c.readFiles(found, min(runtime.GOMAXPROCS(0), maxFilesAtOnce))
 	for _, e := range found {
 		switch {
@@ -121,23 +129,56 @@ func (c *collector) dir(root string) error {
 			c.put(e.path, e.trace, e.err)
 		case e.err != nil:
 			c.fail(e.path, e.err)
+		case e.archive:
+			c.readArchive(e)
 		default:
 			c.set.SetAside = append(c.set.SetAside, SetAside{Path: e.path, Reason: e.aside})
 		}
 	}
-	return err
 }
 
-// dirEntry is one file found in a directory: a trace file to read (and,
-// once read, its trace or error), one that could not be looked at, or one
-// set aside.
+// dirEntry is one file found in a directory or given as a Source: a trace
+// file to read (and, once read, its trace or error), an archive, one that
+// could not be looked at, or one set aside.
 type dirEntry struct {
-	path  string
-	size  int64
-	read  bool
-	aside string
-	trace *Trace
-	err   error
+	path string
+	size int64
+	// open opens the file; nil opens path on the local disk.
+	open    func() (SourceReader, error)
+	read    bool
+	archive bool
+	aside   string
+	trace   *Trace
+	err     error
+}
+
+// openEntry opens the file of e.
+func (e *dirEntry) openEntry() (SourceReader, error) {
+	if e.open != nil {
+		return e.open()
+	}
+	return os.Open(e.path)
+}
+
+// readEntry reads the trace file of e.
+func (e *dirEntry) readEntry(opt Options) (*Trace, error) {
+	r, err := e.openEntry()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return readTrace(r, e.path, e.size, opt, blockSize)
+}
+
+// readArchive reads the archive of e (see source).
+func (c *collector) readArchive(e dirEntry) {
+	r, err := e.openEntry()
+	if err != nil {
+		c.fail(e.path, err)
+		return
+	}
+	defer r.Close()
+	c.source(e.path, r, e.size)
 }
 
 // maxFilesAtOnce bounds the files of a directory read at the same time:
@@ -166,7 +207,7 @@ func (c *collector) readFiles(found []dirEntry, workers int) {
 	for range workers {
 		wg.Go(func() {
 			for e := range next {
-				e.trace, e.err = readPath(e.path, e.size, opt)
+				e.trace, e.err = e.readEntry(opt)
 			}
 		})
 	}
@@ -179,52 +220,62 @@ func (c *collector) readFiles(found []dirEntry, workers int) {
 	wg.Wait()
 }
 
-// file reads one file: an archive or a trace.
+// file reads one local file: an archive or a trace.
 func (c *collector) file(p string, size int64) error {
 	f, err := os.Open(p)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	head := make([]byte, 512)
-	n, _ := io.ReadFull(f, head)
-	head = head[:n]
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	switch {
-	case isZip(head):
-		return c.zip(p, f, size)
-	case isTar(head):
-		return c.tar(p, f)
-	case isGzip(head):
-		zr, err := gzip.NewReader(f)
-		if err == nil {
-			br := bufio.NewReaderSize(zr, 64<<10)
-			if inner, _ := br.Peek(512); isTar(inner) {
-				return c.tar(p, br)
-			}
-		}
-	}
-	c.add(p, func() (*Trace, error) { return readPath(p, size, c.opt) })
+	c.source(p, f, size)
 	return nil
 }
 
-// readPath reads one trace file.
-func readPath(p string, size int64, opt Options) (*Trace, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
+// source reads one file, wherever it is: an archive's trace members, or
+// the file as a trace. The file's head is read at offset 0 and the rest
+// from r's start, so r must not have been read yet.
+func (c *collector) source(p string, r SourceReader, size int64) {
+	switch kind, inner := sniffArchive(r, size); kind {
+	case FormatZip:
+		c.zip(p, r, size)
+	case FormatTar:
+		c.tar(p, r)
+	case FormatTarGz:
+		c.tar(p, inner)
+	default:
+		c.add(p, func() (*Trace, error) { return readTrace(r, p, size, c.opt, blockSize) })
 	}
-	defer f.Close()
-	return readTrace(f, p, size, opt, blockSize)
+}
+
+// sniffArchive tells from its first bytes whether the file of r is a zip,
+// tar or tar.gz archive (for a tar.gz, inner reads the tar stream from its
+// start), and "" for anything else. It reads r only at offsets.
+func sniffArchive(r io.ReaderAt, size int64) (kind string, inner io.Reader) {
+	head := make([]byte, 512)
+	n, _ := r.ReadAt(head, 0)
+	head = head[:n]
+	switch {
+	case isZip(head):
+		return FormatZip, nil
+	case isTar(head):
+		return FormatTar, nil
+	case isGzip(head):
+		zr, err := gzip.NewReader(io.NewSectionReader(r, 0, size))
+		if err == nil {
+			br := bufio.NewReaderSize(zr, 64<<10)
+			if inner, _ := br.Peek(512); isTar(inner) {
+				return FormatTarGz, br
+			}
+		}
+	}
+	return "", nil
 }
 
 // tar reads the trace members of a tar stream. With a limit on
 // uncompressed bytes, the bytes of the other members (which tar.Reader
 // reads to pass them) are bounded by it too: a gzip bomb there would
 // otherwise be decompressed in full.
-func (c *collector) tar(p string, r io.Reader) error {
+func (c *collector) tar(p string, r io.Reader) {
 	c.many = true
 	skip := &skipBudget{r: r, left: c.opt.MaxUncompressedBytes}
 	if skip.left > 0 {
@@ -234,14 +285,14 @@ func (c *collector) tar(p string, r io.Reader) error {
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			return nil
+			return
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			err = fmt.Errorf("truncated: %w", err)
 		}
 		if err != nil {
 			c.fail(p, fmt.Errorf("reading tar archive: %w", err))
-			return nil
+			return
 		}
 		if h.Typeflag != tar.TypeReg || !isTraceName(h.Name) {
 			continue
@@ -274,11 +325,11 @@ func (b *skipBudget) Read(p []byte) (int, error) {
 }
 
 // zip reads the trace members of a zip archive.
-func (c *collector) zip(p string, f *os.File, size int64) error {
-	zr, err := zip.NewReader(f, size)
+func (c *collector) zip(p string, r io.ReaderAt, size int64) {
+	zr, err := zip.NewReader(r, size)
 	if err != nil {
 		c.fail(p, fmt.Errorf("reading zip archive: %w", err))
-		return nil
+		return
 	}
 	c.many = true
 	for _, m := range zr.File {
@@ -295,7 +346,6 @@ func (c *collector) zip(p string, f *os.File, size int64) error {
 			return readTrace(c.memberLimit(name, rc, m.CompressedSize64), name, int64(m.UncompressedSize64), c.opt, blockSize)
 		})
 	}
-	return nil
 }
 
 // fail records a file that could not be read.

@@ -84,7 +84,7 @@ func (d *Dir) Put(ctx context.Context, r io.Reader) (string, int64, error) {
 
 // Open implements Blobs.
 func (d *Dir) Open(ctx context.Context, sha string) (Blob, error) {
-	p, err := d.Local(ctx, sha)
+	p, err := d.existing(sha)
 	if err != nil {
 		return nil, err
 	}
@@ -109,8 +109,8 @@ type fileBlob struct {
 // Size implements Blob.
 func (b fileBlob) Size() int64 { return b.size }
 
-// Local implements Blobs.
-func (d *Dir) Local(ctx context.Context, sha string) (string, error) {
+// existing returns the path of the blob sha, or ErrNotFound.
+func (d *Dir) existing(sha string) (string, error) {
 	p, err := d.path(sha)
 	if err != nil {
 		return "", err
@@ -125,7 +125,7 @@ func (d *Dir) Local(ctx context.Context, sha string) (string, error) {
 
 // Has implements Blobs.
 func (d *Dir) Has(ctx context.Context, sha string) (bool, error) {
-	_, err := d.Local(ctx, sha)
+	_, err := d.existing(sha)
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
 	}

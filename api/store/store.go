@@ -122,9 +122,6 @@ type Blobs interface {
 	Put(ctx context.Context, r io.Reader) (sha string, size int64, err error)
 	// Open returns the blob's contents, or ErrNotFound.
 	Open(ctx context.Context, sha string) (Blob, error)
-	// Local returns a local file path holding the blob (an object store
-	// would download it to a cache); the caller must not modify it.
-	Local(ctx context.Context, sha string) (string, error)
 	// Has reports whether the blob exists.
 	Has(ctx context.Context, sha string) (bool, error)
 	// Delete removes a blob; a missing blob is not an error.

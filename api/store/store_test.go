@@ -55,8 +55,8 @@ func TestDirPut(t *testing.T) {
 	if string(b) != "hello" {
 		t.Fatalf("Open: %q", b)
 	}
-	if _, err := d.Local(ctx, "../../etc/passwd"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("Local with a bad hash: %v", err)
+	if _, err := d.Open(ctx, "../../etc/passwd"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Open with a bad hash: %v", err)
 	}
 	if ok, err := d.Has(ctx, sha); !ok || err != nil {
 		t.Fatalf("Has of a stored blob: %v %v", ok, err)
