@@ -245,7 +245,6 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 	return s, nil
 }
 
-
 // Handler returns the server's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.echo }
 
