@@ -26,17 +26,17 @@ func (s *Server) enqueue(id string) {
 			return
 		}
 		defer s.releaseWorker()
-		ctx, stop := s.startAnalysis(id)
+		ctx, stop := s.startAnalysis(s.ctx, id)
 		defer stop()
 		s.analyzeRun(ctx, id)
 	}()
 }
 
 // startAnalysis returns the context of one run's analysis, which ends
-// when the server closes or the run is deleted (see stopAnalysis), and the
+// with parent or when the run is deleted (see stopAnalysis), and the
 // function to call once the analysis is over.
-func (s *Server) startAnalysis(id string) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(s.ctx)
+func (s *Server) startAnalysis(parent context.Context, id string) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(parent)
 	s.liveMu.Lock()
 	s.stop[id] = cancel
 	s.liveMu.Unlock()
@@ -60,18 +60,28 @@ func (s *Server) stopAnalysis(id string) {
 
 // analyzeRun analyses one stored run and records the report or the error.
 // A run deleted meanwhile is left alone: its analysis is cancelled and
-// nothing is recorded.
-func (s *Server) analyzeRun(ctx context.Context, id string) {
+// nothing is recorded. It returns an error only when the analysis should
+// be tried again: the store failed, or ctx ended first (the server is
+// shutting down; the run stays queued).
+func (s *Server) analyzeRun(ctx context.Context, id string) error {
 	run, err := s.meta.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		s.log.Info("analysis: run deleted before it started", "run", id)
+		return nil
+	}
 	if err != nil {
-		s.log.Info("analysis: run deleted before it started", "run", id, "err", err)
-		return
+		return fmt.Errorf("analysis of run %s: %w", id, err)
+	}
+	if run.Status == store.StatusDone || run.Status == store.StatusFailed {
+		return nil // a retried job whose first attempt got as far as recording
 	}
 	lp := &liveProgress{s: s, id: id, bytes: run.Size(), files: map[string]ingest.Progress{}}
 	p := lp.setPhase("reading")
 	if err := s.meta.SetStatus(ctx, id, store.StatusRunning, p, ""); err != nil {
-		s.log.Info("analysis: status", "run", id, "err", err)
-		return
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		return fmt.Errorf("analysis of run %s: status: %w", id, err)
 	}
 	start := time.Now()
 	s.stats.analysisStarted()
@@ -81,15 +91,16 @@ func (s *Server) analyzeRun(ctx context.Context, id string) {
 		// Shutting down (the run stays queued for the next start), or
 		// the run was deleted.
 		s.log.Info("analysis stopped", "run", id, "server_closing", s.ctx.Err() != nil)
-		return
+		return fmt.Errorf("analysis of run %s stopped: %w", id, ctx.Err())
 	}
-	s.record(ctx, id, rep, err, lp.snapshot())
-	s.log.Info("analysis over", "run", id, "seconds", time.Since(start).Seconds(), "err", err)
+	s.log.Info("analysis over", "run", id, "seconds", time.Since(start).Seconds(), "err", err, "replica", s.replica)
+	return s.record(ctx, id, rep, err, lp.snapshot())
 }
 
 // record stores the outcome of a run's analysis: its report, or the
-// error that stopped it. A run deleted meanwhile is only logged.
-func (s *Server) record(ctx context.Context, id string, rep *analyze.Report, err error, p store.Progress) {
+// error that stopped it. A run deleted meanwhile is only logged; an error
+// is the store's.
+func (s *Server) record(ctx context.Context, id string, rep *analyze.Report, err error, p store.Progress) error {
 	var js []byte
 	if err == nil {
 		if js, err = driver.EncodeReport(rep); err != nil {
@@ -108,7 +119,9 @@ func (s *Server) record(ctx context.Context, id string, rep *analyze.Report, err
 		s.log.Info("analysis: run deleted while it was analysed", "run", id)
 	case err != nil:
 		s.log.Warn("analysis: record outcome", "run", id, "err", err)
+		return fmt.Errorf("record the analysis of run %s: %w", id, err)
 	}
+	return nil
 }
 
 // runPipeline analyses the run's files, read from the blob store under

@@ -28,6 +28,7 @@ type metrics struct {
 	analyses      summary
 	analysisFails int64
 	inFlight      int64
+	retries       int64 // jobs of the shared queue taken again here
 }
 
 type reqKey struct {
@@ -83,6 +84,13 @@ func (m *metrics) rejected() {
 	m.mu.Unlock()
 }
 
+// retried counts a shared-queue job taken here after an earlier attempt.
+func (m *metrics) retried() {
+	m.mu.Lock()
+	m.retries++
+	m.mu.Unlock()
+}
+
 func (m *metrics) analysisStarted() {
 	m.mu.Lock()
 	m.inFlight++
@@ -106,11 +114,40 @@ func (s *Server) getMetrics(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	var qs *queueStats
+	if s.queue != nil {
+		st, err := s.queue.stats(c.Request().Context())
+		if err != nil {
+			return err
+		}
+		qs = &st
+	}
 	w := c.Response()
 	w.Header().Set(echo.HeaderContentType, "text/plain; version=0.0.4; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
 	s.stats.write(w, counts)
+	fmt.Fprintf(w, "# HELP kinetoscope_replica_info The replica that answered.\n# TYPE kinetoscope_replica_info gauge\nkinetoscope_replica_info{replica=%q} 1\n", s.replica)
+	simple(w, "kinetoscope_analysis_retries_total", "counter", "Shared-queue jobs this replica took after an earlier attempt failed or its replica died.", s.stats.retryCount())
+	if qs != nil {
+		metric(w, "kinetoscope_queue_jobs", "gauge", "Analysis jobs of the shared queue by state, every replica's.")
+		states := make([]string, 0, len(qs.States))
+		for st := range qs.States {
+			states = append(states, st)
+		}
+		sort.Strings(states)
+		for _, st := range states {
+			fmt.Fprintf(w, "kinetoscope_queue_jobs{state=%q} %d\n", st, qs.States[st])
+		}
+		simple(w, "kinetoscope_queue_retried_jobs", "gauge", "Analysis jobs of the shared queue that needed more than one attempt.", qs.Retried)
+	}
 	return nil
+}
+
+// retryCount returns the retries counted.
+func (m *metrics) retryCount() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.retries
 }
 
 // write prints the metrics in the Prometheus text format.

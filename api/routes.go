@@ -59,12 +59,17 @@ func (s *Server) getOpenAPI(c echo.Context) error {
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, s.openapi)
 }
 
-// healthz handles GET /healthz: the store answers.
+// healthz handles GET /healthz: both stores answer. It names the replica
+// that answered.
 func (s *Server) healthz(c echo.Context) error {
-	if _, err := s.meta.Counts(c.Request().Context()); err != nil {
+	ctx := c.Request().Context()
+	if _, err := s.meta.Counts(ctx); err != nil {
 		return echo.NewHTTPError(http.StatusServiceUnavailable, "store: "+err.Error())
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	if _, err := s.blobs.Has(ctx, strings.Repeat("0", 64)); err != nil {
+		return echo.NewHTTPError(http.StatusServiceUnavailable, "blob store: "+err.Error())
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok", "replica": s.replica})
 }
 
 // errorHandler answers every error as JSON {"error": message}; errors that

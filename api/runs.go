@@ -294,8 +294,11 @@ func (s *Server) writeTar(ctx context.Context, w io.Writer, run *store.Run) erro
 func (s *Server) deleteRun(c echo.Context) error {
 	ctx := c.Request().Context()
 	id := c.Param("id")
-	s.blobMu.Lock()
-	defer s.blobMu.Unlock()
+	unlock, err := s.lockBlobs(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	orphans, err := s.meta.Delete(ctx, id)
 	if err != nil {
 		return notFound(err)

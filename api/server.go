@@ -38,9 +38,29 @@ import (
 
 // Config holds the server's settings. Zero fields take the defaults below.
 type Config struct {
-	// DataDir holds the database (runs.db), the blobs (blobs/) and the
-	// analysis work directories (work/).
+	// DataDir holds the embedded database (runs.db) and blobs (blobs/)
+	// unless Meta and Blobs say otherwise, and the chart cache (charts/).
 	DataDir string
+	// Meta is where runs, their status and reports are kept: sqlite://PATH
+	// (default: runs.db in DataDir) or postgres://... A server over
+	// PostgreSQL queues its analyses there too (River), so any number of
+	// replicas can share one database and one blob store.
+	Meta string
+	// Blobs is where the uploaded files are kept: file://DIR (default:
+	// blobs/ in DataDir) or s3://BUCKET?endpoint=HOST:PORT&region=R.
+	Blobs string
+	// JobTimeout bounds one analysis on the shared queue (default 30m).
+	// A job whose replica died is taken by another once it has been
+	// running for JobTimeout + RescueMargin (default 1m).
+	JobTimeout   time.Duration
+	RescueMargin time.Duration
+	// Replica names this server among the replicas, in logs, /healthz and
+	// /metrics (default: host name and process id).
+	Replica string
+	// SweepAge is the age past which an upload's leftovers in an object
+	// store (incomplete multipart uploads, temporary objects: what a
+	// process killed mid-upload leaves) are removed (default 24h).
+	SweepAge time.Duration
 	// Token, when set, is required on every route but /healthz and the
 	// login page: as "Authorization: Bearer TOKEN", or in the session
 	// cookie the login page sets.
@@ -118,6 +138,24 @@ func (c *Config) defaults() {
 	if c.StallTimeout <= 0 {
 		c.StallTimeout = 60 * time.Second
 	}
+	if c.Meta == "" {
+		c.Meta = "sqlite://" + filepath.Join(c.DataDir, "runs.db")
+	}
+	if c.Blobs == "" {
+		c.Blobs = "file://" + filepath.Join(c.DataDir, "blobs")
+	}
+	if c.JobTimeout <= 0 {
+		c.JobTimeout = 30 * time.Minute
+	}
+	if c.RescueMargin <= 0 {
+		c.RescueMargin = time.Minute
+	}
+	if c.Replica == "" {
+		c.Replica = replicaID()
+	}
+	if c.SweepAge <= 0 {
+		c.SweepAge = 24 * time.Hour
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -133,6 +171,11 @@ type Server struct {
 	cfg   Config
 	meta  store.Meta
 	blobs store.Blobs
+	// queue is the shared analysis queue of a server over PostgreSQL; nil
+	// for the embedded one, which analyses in process (enqueue).
+	queue *riverQueue
+	// replica is cfg.Replica.
+	replica string
 	// watchMu guards watched, the profile directories followed.
 	watchMu sync.Mutex
 	watched map[string]web.WatchedDir
@@ -173,9 +216,9 @@ type Server struct {
 	wg sync.WaitGroup
 }
 
-// Open opens (or creates) the embedded store in cfg.DataDir and returns a
-// server over it; runs left unfinished by a previous process are queued
-// again.
+// Open opens (or creates) the stores cfg.Meta and cfg.Blobs name (by
+// default the embedded ones in cfg.DataDir) and returns a server over
+// them; runs left unfinished by a previous process are queued again.
 func Open(cfg Config) (*Server, error) {
 	return open(cfg, nil)
 }
@@ -187,16 +230,22 @@ func open(cfg Config, f analyzeFunc) (*Server, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	meta, err := store.OpenSQLite(filepath.Join(cfg.DataDir, "runs.db"))
+	ctx := context.Background()
+	meta, err := store.OpenMeta(ctx, cfg.Meta)
 	if err != nil {
 		return nil, err
 	}
-	blobs, err := store.OpenDir(filepath.Join(cfg.DataDir, "blobs"))
+	blobs, err := store.OpenBlobs(ctx, cfg.Blobs)
 	if err != nil {
 		meta.Close()
 		return nil, err
 	}
-	return newServer(cfg, meta, blobs, f)
+	s, err := newServer(cfg, meta, blobs, f)
+	if err != nil {
+		meta.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // New returns a server over the given stores.
@@ -211,7 +260,7 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		cfg: cfg, meta: meta, blobs: blobs, analyze: f, log: cfg.Logger,
+		cfg: cfg, meta: meta, blobs: blobs, analyze: f, log: cfg.Logger, replica: cfg.Replica,
 		stats: newMetrics(), live: map[string]*store.Progress{}, stop: map[string]context.CancelFunc{}, pending: map[string]int{},
 		sem: make(chan struct{}, cfg.Workers), charts: make(chan struct{}, cfg.ChartWorkers), ctx: ctx, cancel: cancel,
 	}
@@ -239,10 +288,57 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 		cancel()
 		return nil, err
 	}
-	for _, id := range ids {
-		s.enqueue(id)
+	if pg, ok := meta.(*store.Postgres); ok {
+		if err := s.startQueue(pg, ids); err != nil {
+			cancel()
+			return nil, err
+		}
+	} else {
+		for _, id := range ids {
+			s.enqueue(id)
+		}
+	}
+	if s3, ok := blobs.(*store.S3); ok {
+		go s.sweep(s3)
 	}
 	return s, nil
+}
+
+// startQueue opens the shared analysis queue in pg's database, gives every
+// unfinished run a job (those that have one keep it) and starts taking
+// jobs.
+func (s *Server) startQueue(pg *store.Postgres, unfinished []string) error {
+	q, err := openRiver(s.ctx, s, pg)
+	if err != nil {
+		return err
+	}
+	if err := q.requeue(s.ctx, unfinished); err != nil {
+		return err
+	}
+	if err := q.client.Start(s.ctx); err != nil {
+		return fmt.Errorf("start the analysis queue: %w", err)
+	}
+	s.queue = q
+	return nil
+}
+
+// sweep removes what uploads killed mid-way left in the object store, at
+// start and then every hour, until the server closes.
+func (s *Server) sweep(b *store.S3) {
+	for {
+		n, err := b.Sweep(s.ctx, s.cfg.SweepAge)
+		switch {
+		case err != nil && s.ctx.Err() == nil:
+			s.log.Warn("blob sweep", "err", err)
+		case n > 0:
+			s.log.Info("blob sweep: removed the leftovers of interrupted uploads", "removed", n)
+		}
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-time.After(time.Hour):
+		}
+	}
 }
 
 // Handler returns the server's HTTP handler.
@@ -274,9 +370,13 @@ func (s *Server) Close() error {
 	s.closeMu.Lock()
 	s.closed = true
 	s.closeMu.Unlock()
+	var qerr error
+	if s.queue != nil {
+		qerr = s.queue.stop()
+	}
 	s.cancel()
 	s.wg.Wait()
-	return s.meta.Close()
+	return errors.Join(qerr, s.meta.Close())
 }
 
 // begin counts one more request or analysis that Close must wait for; it

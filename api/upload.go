@@ -120,7 +120,9 @@ func (s *Server) commit(ctx context.Context, up *upload, read func() error) (*st
 		s.dropOrphans(context.WithoutCancel(ctx), up.stored)
 		return nil, err
 	}
-	s.enqueue(run.ID)
+	if s.queue == nil { // the shared queue took the job with the run (newRun)
+		s.enqueue(run.ID)
+	}
 	return run, nil
 }
 
@@ -132,8 +134,11 @@ func (s *Server) storeRun(ctx context.Context, up *upload, read func() error) (*
 	if err := read(); err != nil {
 		return nil, err
 	}
-	s.blobMu.Lock()
-	defer s.blobMu.Unlock()
+	unlock, err := s.lockBlobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	for _, f := range up.files {
 		ok, err := s.blobs.Has(ctx, f.SHA256)
 		if err != nil {
@@ -155,6 +160,29 @@ func (s *Server) hold(sha string) {
 	s.blobMu.Unlock()
 }
 
+// lockBlobs orders recording a run against deleting the blobs no run
+// uses: within this process (blobMu) and, over PostgreSQL, between the
+// replicas (an advisory lock), so that no replica deletes a blob that
+// another is recording a run with.
+func (s *Server) lockBlobs(ctx context.Context) (unlock func(), err error) {
+	s.blobMu.Lock()
+	if s.queue == nil {
+		return s.blobMu.Unlock, nil
+	}
+	release, err := s.queue.pg.Lock(ctx, blobLockKey)
+	if err != nil {
+		s.blobMu.Unlock()
+		return nil, fmt.Errorf("blob lock: %w", err)
+	}
+	return func() {
+		release()
+		s.blobMu.Unlock()
+	}, nil
+}
+
+// blobLockKey is the advisory lock key of lockBlobs.
+const blobLockKey = 0x6b696e65746f7332 // "kinetos2"
+
 // release ends the holds of an upload on its blobs.
 func (s *Server) release(hashes []string) {
 	s.blobMu.Lock()
@@ -169,8 +197,12 @@ func (s *Server) release(hashes []string) {
 // dropOrphans deletes the blobs that no run references and no upload
 // holds.
 func (s *Server) dropOrphans(ctx context.Context, hashes []string) {
-	s.blobMu.Lock()
-	defer s.blobMu.Unlock()
+	unlock, err := s.lockBlobs(ctx)
+	if err != nil {
+		s.log.Warn("orphan blobs kept", "err", err)
+		return
+	}
+	defer unlock()
 	for _, h := range hashes {
 		if s.pending[h] > 0 {
 			continue
@@ -413,7 +445,11 @@ func (s *Server) newRun(ctx context.Context, up *upload) (*store.Run, error) {
 		}
 	}
 	run.Progress = store.Progress{Phase: "queued", TotalBytes: run.Size()}
-	if err := s.meta.Create(ctx, run); err != nil {
+	create := s.meta.Create
+	if s.queue != nil {
+		create = s.queue.create
+	}
+	if err := create(ctx, run); err != nil {
 		return nil, fmt.Errorf("record run: %w", err)
 	}
 	return run, nil

@@ -28,6 +28,10 @@ import (
 // serveFlags are the serve command's settings.
 type serveFlags struct {
 	addr, data, token, readToken, samples string
+	// db and blobs name the stores (api.Config.Meta, Blobs); replica
+	// names this process among the replicas.
+	db, blobs, replica string
+	jobTimeout          time.Duration
 	maxUpload, maxUncompressed            int64
 	workers, maxFiles, maxParts           int
 	chartWorkers                          int
@@ -49,7 +53,11 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.SetOutput(stderr)
 	f := &serveFlags{grace: 10 * time.Second}
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address (another machine can reach only a non-loopback one, which needs --token)")
-	fs.StringVar(&f.data, "data", "kinetoscope-data", "data directory (SQLite database and uploaded files)")
+	fs.StringVar(&f.data, "data", "kinetoscope-data", "data directory (SQLite database and uploaded files, unless --db and --blobs say otherwise; the chart cache)")
+	fs.StringVar(&f.db, "db", "", "runs and reports: sqlite://PATH (default: runs.db in --data) or postgres://USER@HOST:PORT/DB (shared by replicas, with the analysis queue)")
+	fs.StringVar(&f.blobs, "blobs", "", "uploaded files: file://DIR (default: blobs/ in --data) or s3://BUCKET?endpoint=HOST:PORT&region=R[&insecure=true] (credentials from $AWS_ACCESS_KEY_ID, $AWS_SECRET_ACCESS_KEY)")
+	fs.StringVar(&f.replica, "replica", "", "this replica's name in logs, /healthz and /metrics (default: host name and process id)")
+	fs.DurationVar(&f.jobTimeout, "job-timeout", 30*time.Minute, "longest one analysis may take on the shared queue (--db postgres://); a dead replica's job is taken by another after this plus a minute")
 	fs.StringVar(&f.token, "token", os.Getenv("KINETOSCOPE_TOKEN"), "bearer token required on every route but /healthz (default $KINETOSCOPE_TOKEN; empty: none)")
 	fs.StringVar(&f.readToken, "read-token", os.Getenv("KINETOSCOPE_READ_TOKEN"), "read-only bearer token: may read but not upload or delete (default $KINETOSCOPE_READ_TOKEN; needs --token)")
 	fs.BoolVar(&f.insecure, "insecure-no-token", false, "allow a non-loopback --addr without a token: anyone who reaches it reads every trace")
@@ -78,6 +86,11 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// shared reports whether the stores may be shared with other replicas.
+func (f *serveFlags) shared() bool {
+	return strings.HasPrefix(f.db, "postgres://") || strings.HasPrefix(f.db, "postgresql://")
 }
 
 // checkExposure refuses to serve beyond this machine without a token,
@@ -128,12 +141,15 @@ func serve(ctx context.Context, ln net.Listener, f *serveFlags, stdout io.Writer
 		MaxUncompressedBytes: f.maxUncompressed, Workers: f.workers, Logger: log,
 		MaxFiles: f.maxFiles, MaxParts: f.maxParts,
 		ChartWorkers: f.chartWorkers, ChartTimeout: f.chartTimeout, ChartCacheBytes: f.chartCache,
+		Meta: f.db, Blobs: f.blobs, Replica: f.replica, JobTimeout: f.jobTimeout,
 	})
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
-	if !f.noSamples {
+	// A shared instance loads samples only when asked (--samples): two
+	// replicas starting at once would load them twice.
+	if !f.noSamples && (!f.shared() || f.samples != "") {
 		loadSamples(ctx, srv, f, log)
 	}
 	if f.watch != "" {

@@ -1,0 +1,191 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"kinetoscope/api/store"
+)
+
+// The analysis queue. The embedded server queues analyses in process
+// (enqueue: a goroutine per run, cfg.Workers at once, unfinished runs
+// queued again at the next start). A server over PostgreSQL queues them as
+// River jobs in the same database, so that every replica takes jobs, a job
+// whose replica died is retried by another, and a run is never queued
+// without its job (both are written in one transaction).
+
+// analyzeArgs is the River job that analyses one run. Jobs are unique by
+// run: a run has at most one job queued, running or retrying.
+type analyzeArgs struct {
+	Run string `json:"run"`
+}
+
+// Kind implements river.JobArgs.
+func (analyzeArgs) Kind() string { return "kinetoscope_analyze" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (analyzeArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: jobAttempts, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// jobAttempts bounds the attempts at one run's analysis: a replica that
+// dies or shuts down mid-analysis costs an attempt.
+const jobAttempts = 5
+
+// analyzeWorker runs analyzeArgs jobs.
+type analyzeWorker struct {
+	river.WorkerDefaults[analyzeArgs]
+	s *Server
+}
+
+// Work implements river.Worker: it analyses the run and records the
+// outcome. An analysis that fails records the failure and is not retried;
+// one cut off (the replica shutting down, the job's timeout) returns the
+// error, and River retries the job.
+func (w *analyzeWorker) Work(ctx context.Context, job *river.Job[analyzeArgs]) error {
+	if job.Attempt > 1 {
+		w.s.stats.retried()
+		w.s.log.Info("analysis: retrying a run", "run", job.Args.Run, "attempt", job.Attempt, "replica", w.s.replica)
+	}
+	ctx, stop := w.s.startAnalysis(ctx, job.Args.Run)
+	defer stop()
+	return w.s.analyzeRun(ctx, job.Args.Run)
+}
+
+// riverQueue is the analysis queue of a server over PostgreSQL.
+type riverQueue struct {
+	pg     *store.Postgres
+	client *river.Client[pgx.Tx]
+}
+
+// riverMigrationLock is the advisory lock key that orders River's schema
+// migrations between replicas starting at once.
+const riverMigrationLock = 0x6b696e65746f7331 // "kinetos1"
+
+// openRiver migrates River's tables in pg's database and returns the
+// queue, not yet started.
+func openRiver(ctx context.Context, s *Server, pg *store.Postgres) (*riverQueue, error) {
+	driver := riverpgxv5.New(pg.Pool())
+	if err := migrateRiver(ctx, pg, driver); err != nil {
+		return nil, err
+	}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &analyzeWorker{s: s})
+	client, err := river.NewClient(driver, &river.Config{
+		ID:                   s.replica,
+		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: s.cfg.Workers}},
+		Workers:              workers,
+		JobTimeout:           s.cfg.JobTimeout,
+		RescueStuckJobsAfter: s.cfg.JobTimeout + s.cfg.RescueMargin,
+		Logger:               s.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("analysis queue: %w", err)
+	}
+	return &riverQueue{pg: pg, client: client}, nil
+}
+
+// migrateRiver applies River's migrations under an advisory lock, so that
+// two replicas starting at once do not race.
+func migrateRiver(ctx context.Context, pg *store.Postgres, driver *riverpgxv5.Driver) error {
+	m, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return fmt.Errorf("analysis queue: migrations: %w", err)
+	}
+	tx, err := pg.Pool().Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("analysis queue: migrations: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(riverMigrationLock)); err != nil {
+		return fmt.Errorf("analysis queue: migration lock: %w", err)
+	}
+	if _, err := m.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("analysis queue: migrate: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("analysis queue: migrations: %w", err)
+	}
+	return nil
+}
+
+// create records a new run and its analysis job in one transaction.
+func (q *riverQueue) create(ctx context.Context, run *store.Run) error {
+	return q.pg.CreateWith(ctx, run, func(tx pgx.Tx) error {
+		if _, err := q.client.InsertTx(ctx, tx, analyzeArgs{Run: run.ID}, nil); err != nil {
+			return fmt.Errorf("queue the analysis of run %s: %w", run.ID, err)
+		}
+		return nil
+	})
+}
+
+// requeue makes sure every unfinished run has a job: runs recorded by an
+// older version, or whose jobs were removed by hand. A run that has one
+// is skipped (jobs are unique by run).
+func (q *riverQueue) requeue(ctx context.Context, ids []string) error {
+	for _, id := range ids {
+		if _, err := q.client.Insert(ctx, analyzeArgs{Run: id}, nil); err != nil {
+			return fmt.Errorf("queue the analysis of run %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// queueStats is what the queue's table says, for /metrics: jobs by state,
+// and jobs that needed more than one attempt.
+type queueStats struct {
+	States  map[string]int64
+	Retried int64
+}
+
+// stats counts the jobs in the queue, every replica's.
+func (q *riverQueue) stats(ctx context.Context) (queueStats, error) {
+	st := queueStats{States: map[string]int64{}}
+	rows, err := q.pg.Pool().Query(ctx,
+		`SELECT state::text, count(*), count(*) FILTER (WHERE attempt > 1) FROM river_job WHERE kind = $1 GROUP BY state`,
+		analyzeArgs{}.Kind())
+	if err != nil {
+		return st, fmt.Errorf("queue stats: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var state string
+		var n, retried int64
+		if err := rows.Scan(&state, &n, &retried); err != nil {
+			return st, fmt.Errorf("queue stats: %w", err)
+		}
+		st.States[state] = n
+		st.Retried += retried
+	}
+	return st, rows.Err()
+}
+
+// stop stops taking jobs and cancels the ones running here: River retries
+// them, on another replica or at the next start.
+func (q *riverQueue) stop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := q.client.StopAndCancel(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("stop the analysis queue: %w", err)
+	}
+	return nil
+}
+
+// replicaID names this process among the replicas: the host name and the
+// process id.
+func replicaID() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "host"
+	}
+	return host + "-" + strconv.Itoa(os.Getpid())
+}
