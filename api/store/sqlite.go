@@ -10,46 +10,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pressly/goose/v3"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go)
 )
-
-const schema = `
-CREATE TABLE IF NOT EXISTS runs (
-	id TEXT PRIMARY KEY,
-	name TEXT NOT NULL,
-	status TEXT NOT NULL,
-	progress TEXT NOT NULL,
-	error TEXT NOT NULL DEFAULT '',
-	created INTEGER NOT NULL,
-	updated INTEGER NOT NULL,
-	report BLOB
-);
-CREATE INDEX IF NOT EXISTS runs_created ON runs(created DESC);
-CREATE TABLE IF NOT EXISTS run_files (
-	run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-	pos INTEGER NOT NULL,
-	name TEXT NOT NULL,
-	sha256 TEXT NOT NULL,
-	size INTEGER NOT NULL,
-	kind TEXT NOT NULL,
-	PRIMARY KEY (run_id, pos)
-);
-CREATE INDEX IF NOT EXISTS run_files_sha ON run_files(sha256);
-CREATE TABLE IF NOT EXISTS run_labels (
-	run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-	key TEXT NOT NULL,
-	value TEXT NOT NULL,
-	PRIMARY KEY (run_id, key)
-);
-CREATE INDEX IF NOT EXISTS run_labels_kv ON run_labels(key, value);
-`
 
 // SQLite is a Meta kept in one SQLite database file.
 type SQLite struct {
 	db *sql.DB
 }
 
-// OpenSQLite opens (creating if needed) the database at path.
+// OpenSQLite opens (creating if needed) the database at path and applies
+// the pending migrations of migrations/sqlite. A database made before
+// migrations were versioned takes version 1 as already there.
 func OpenSQLite(path string) (*SQLite, error) {
 	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
 	db, err := sql.Open("sqlite", dsn)
@@ -59,9 +31,9 @@ func OpenSQLite(path string) (*SQLite, error) {
 	// One connection: SQLite has one writer anyway, and this rules out
 	// "database is locked" between our own connections.
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(schema); err != nil {
+	if err := migrate(context.Background(), goose.DialectSQLite3, db, "sqlite", nil); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("create schema in %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &SQLite{db: db}, nil
 }
@@ -235,29 +207,44 @@ func listFilter(opt ListOptions) (string, []any) {
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
-// SetStatus implements Meta.
+// SetStatus implements Meta. A run that is done keeps its status: the
+// call changes nothing and returns nil.
 func (s *SQLite) SetStatus(ctx context.Context, id string, st Status, p Progress, errText string) error {
 	prog, _ := json.Marshal(p)
-	return s.update(ctx, id, `UPDATE runs SET status = ?, progress = ?, error = ?, updated = ? WHERE id = ?`,
-		string(st), string(prog), errText, time.Now().UnixNano(), id)
+	return s.update(ctx, id, `UPDATE runs SET status = ?, progress = ?, error = ?, updated = ? WHERE id = ? AND status <> ?`,
+		string(st), string(prog), errText, time.Now().UnixNano(), id, string(StatusDone))
 }
 
-// SetReport implements Meta.
+// SetReport implements Meta. A run that is already done keeps its first
+// report: the call changes nothing and returns nil.
 func (s *SQLite) SetReport(ctx context.Context, id string, report []byte, p Progress) error {
 	prog, _ := json.Marshal(p)
-	return s.update(ctx, id, `UPDATE runs SET status = ?, progress = ?, error = '', report = ?, updated = ? WHERE id = ?`,
-		string(StatusDone), string(prog), report, time.Now().UnixNano(), id)
+	return s.update(ctx, id, `UPDATE runs SET status = ?, progress = ?, error = '', report = ?, updated = ? WHERE id = ? AND status <> ?`,
+		string(StatusDone), string(prog), report, time.Now().UnixNano(), id, string(StatusDone))
 }
 
+// update runs q, an UPDATE of run id that skips a run already done. It
+// returns ErrNotFound when no run has the id, and nil when the run is done.
 func (s *SQLite) update(ctx context.Context, id, q string, args ...any) error {
 	res, err := s.db.ExecContext(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("update run %s: %w", id, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("update run %s: %w", id, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	var exists bool
+	if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?)`, id).Scan(&exists); err != nil {
+		return fmt.Errorf("update run %s: %w", id, err)
+	}
+	if !exists {
 		return fmt.Errorf("run %s: %w", id, ErrNotFound)
 	}
-	return nil
+	return nil // done already: write-once
 }
 
 // Report implements Meta.
@@ -280,7 +267,7 @@ func (s *SQLite) Delete(ctx context.Context, id string) ([]string, error) {
 		return nil, fmt.Errorf("delete run %s: %w", id, err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT sha256 FROM run_files WHERE run_id = ?`, id)
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT sha256 FROM run_files WHERE run_id = ? ORDER BY sha256`, id)
 	if err != nil {
 		return nil, fmt.Errorf("delete run %s: %w", id, err)
 	}

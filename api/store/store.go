@@ -3,9 +3,11 @@
 // content-addressed blobs (Blobs).
 //
 // The two halves are interfaces so that a shared deployment can put the
-// metadata in PostgreSQL and the blobs in an S3-compatible object store; the
-// embedded implementations are SQLite (modernc.org/sqlite, pure Go) and a
-// directory of files named by their SHA-256.
+// metadata in PostgreSQL (Postgres) and the blobs in an S3-compatible object
+// store; the embedded implementations are SQLite (modernc.org/sqlite, pure
+// Go) and a directory of files named by their SHA-256. OpenMeta picks the
+// metadata store from a URL. Both databases' schemas are versioned goose
+// migrations (migrations/), applied when the store opens.
 package store
 
 import (
@@ -87,9 +89,13 @@ type Meta interface {
 	Get(ctx context.Context, id string) (*Run, error)
 	// List returns a page of runs and the number of runs that match.
 	List(ctx context.Context, opt ListOptions) ([]*Run, int, error)
-	// SetStatus records a run's status, progress and error text.
+	// SetStatus records a run's status, progress and error text. A run
+	// that is done is never changed: the call returns nil (with several
+	// replicas, a retried analysis may finish after the first one).
 	SetStatus(ctx context.Context, id string, st Status, p Progress, errText string) error
 	// SetReport stores the analysis report (JSON) and marks the run done.
+	// Reports are written once: on a run already done it changes nothing
+	// and returns nil, and the first report stays.
 	SetReport(ctx context.Context, id string, report []byte, p Progress) error
 	// Report returns the stored report JSON, or ErrNotFound.
 	Report(ctx context.Context, id string) ([]byte, error)
