@@ -33,3 +33,25 @@ func OpenMeta(ctx context.Context, url string) (Meta, error) {
 	}
 	return nil, fmt.Errorf("database URL scheme %q is not supported: want %s", scheme, MetaSchemes)
 }
+
+// OpenBlobs opens the blob store that url names:
+//
+//	file://DIR                   a directory (Dir); file:///abs or file://rel
+//	s3://BUCKET?endpoint=...     a bucket of an S3-compatible store (see OpenS3)
+func OpenBlobs(ctx context.Context, url string) (Blobs, error) {
+	scheme, rest, ok := strings.Cut(url, "://")
+	if !ok {
+		return nil, fmt.Errorf("blob store URL %q: no scheme (want file://DIR or s3://BUCKET?endpoint=HOST:PORT)", url)
+	}
+	switch scheme {
+	case "file":
+		if rest == "" {
+			return nil, fmt.Errorf("blob store URL %q: no directory (want file://DIR)", url)
+		}
+		return OpenDir(rest)
+	case "s3":
+		return OpenS3(ctx, url)
+	default:
+		return nil, fmt.Errorf("blob store URL %q: unknown scheme %q (want file or s3)", url, scheme)
+	}
+}

@@ -82,6 +82,13 @@ func (p *Postgres) Close() error {
 
 // Create implements Meta.
 func (p *Postgres) Create(ctx context.Context, r *Run) error {
+	return p.CreateWith(ctx, r, nil)
+}
+
+// CreateWith is Create that also runs then in the same transaction: the
+// run is recorded only if then succeeds, and then's writes (a job that
+// analyses the run, say) only with the run.
+func (p *Postgres) CreateWith(ctx context.Context, r *Run, then func(pgx.Tx) error) error {
 	prog, err := json.Marshal(r.Progress)
 	if err != nil {
 		return fmt.Errorf("create run %s: %w", r.ID, err)
@@ -97,12 +104,39 @@ func (p *Postgres) Create(ctx context.Context, r *Run) error {
 		for k, v := range r.Labels {
 			b.Queue(`INSERT INTO run_labels (run_id, key, value) VALUES ($1, $2, $3)`, r.ID, k, v)
 		}
-		return tx.SendBatch(ctx, &b).Close()
+		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+			return err
+		}
+		if then != nil {
+			return then(tx)
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("create run %s: %w", r.ID, err)
 	}
 	return nil
+}
+
+// Lock takes the session-level advisory lock key, waiting for it as long
+// as ctx allows, and returns the function that releases it: a lock that
+// every process sharing the database honours.
+func (p *Postgres) Lock(ctx context.Context, key int64) (unlock func(), err error) {
+	conn, err := p.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("advisory lock: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("advisory lock: %w", err)
+	}
+	return func() {
+		if _, err := conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", key); err != nil {
+			// The lock goes with the session: drop the connection.
+			conn.Conn().Close(context.Background())
+		}
+		conn.Release()
+	}, nil
 }
 
 // runColumns are the columns scanRunPG reads, in order.

@@ -1,0 +1,473 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+)
+
+// S3 is a Blobs kept in a bucket of an S3-compatible object store, under
+// the same keys as Dir: sha256/ab/abcdef... for the blobs, tmp/ for
+// uploads in progress.
+//
+// Put streams its input as a multipart upload of bounded parts (memory
+// stays bounded and nothing touches the local disk), then copies the
+// finished temporary object to its content key on the server. A process
+// killed mid-upload leaves an incomplete multipart upload or a tmp/
+// object; OpenS3 does not remove them: the server calls Sweep at start
+// and periodically.
+type S3 struct {
+	client   *minio.Client
+	core     *minio.Core
+	bucket   string
+	endpoint string
+	// partSize is the multipart part size of Put: the memory one upload
+	// holds, and a blob's size is at most 10,000 parts.
+	partSize uint64
+	// copyPartSize is the largest object copied to its content key by one
+	// CopyObject request (S3's limit is 5 GiB); larger ones are copied by
+	// a multipart copy of parts of at most this size.
+	copyPartSize int64
+}
+
+const (
+	s3TmpPrefix  = "tmp/"
+	s3BlobPrefix = "sha256/"
+	// s3PartSize is Put's part size: 16 MiB parts allow blobs of up to
+	// 156 GiB.
+	s3PartSize = 16 << 20
+	// s3MaxCopySize is S3's limit for a single CopyObject request and
+	// for one part of a multipart copy.
+	s3MaxCopySize = 5 << 30
+)
+
+// OpenS3 returns the blob store in an S3-compatible bucket named by url:
+//
+//	s3://BUCKET?endpoint=HOST:PORT&region=REGION[&insecure=true][&create=true]
+//
+// endpoint is required; insecure=true talks plain HTTP instead of HTTPS;
+// create=true creates the bucket when it does not exist (else a missing
+// bucket is an error). Addressing is path-style (http://HOST:PORT/BUCKET),
+// which every S3-compatible server supports. Credentials come from the
+// environment: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and, if set,
+// AWS_SESSION_TOKEN.
+//
+// OpenS3 does not sweep what interrupted uploads left behind: call Sweep.
+func OpenS3(ctx context.Context, rawurl string) (*S3, error) {
+	return openS3(ctx, rawurl, nil)
+}
+
+// openS3 is OpenS3 with an HTTP transport (nil: minio-go's default), so
+// that tests can inject server failures.
+func openS3(ctx context.Context, rawurl string, transport http.RoundTripper) (*S3, error) {
+	cfg, err := parseS3URL(rawurl)
+	if err != nil {
+		return nil, err
+	}
+	creds := credentials.NewEnvAWS()
+	if v, err := creds.Get(); err != nil || v.AccessKeyID == "" || v.SecretAccessKey == "" {
+		return nil, fmt.Errorf("s3 blob store %s: no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", cfg.endpoint)
+	}
+	client, err := minio.New(cfg.endpoint, &minio.Options{
+		Creds:        creds,
+		Secure:       !cfg.insecure,
+		Region:       cfg.region,
+		BucketLookup: minio.BucketLookupPath,
+		Transport:    transport,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("s3 blob store %s: %w", cfg.endpoint, err)
+	}
+	s := &S3{
+		client:       client,
+		core:         &minio.Core{Client: client},
+		bucket:       cfg.bucket,
+		endpoint:     cfg.endpoint,
+		partSize:     s3PartSize,
+		copyPartSize: s3MaxCopySize,
+	}
+	ok, err := client.BucketExists(ctx, cfg.bucket)
+	if err != nil {
+		return nil, fmt.Errorf("s3 blob store: bucket %q at %s: %w", cfg.bucket, cfg.endpoint, err)
+	}
+	if !ok {
+		if !cfg.create {
+			return nil, fmt.Errorf("s3 blob store: bucket %q does not exist at %s (add &create=true to the URL to create it)", cfg.bucket, cfg.endpoint)
+		}
+		if err := client.MakeBucket(ctx, cfg.bucket, minio.MakeBucketOptions{Region: cfg.region}); err != nil {
+			return nil, fmt.Errorf("s3 blob store: create bucket %q at %s: %w", cfg.bucket, cfg.endpoint, err)
+		}
+	}
+	return s, nil
+}
+
+// s3Config is a parsed s3:// URL.
+type s3Config struct {
+	bucket, endpoint, region string
+	insecure, create         bool
+}
+
+// parseS3URL parses s3://BUCKET?endpoint=...&region=...&insecure=...&create=...
+func parseS3URL(rawurl string) (s3Config, error) {
+	var cfg s3Config
+	u, err := url.Parse(rawurl)
+	if err != nil {
+		return cfg, fmt.Errorf("s3 blob store URL: %w", err)
+	}
+	if u.Scheme != "s3" {
+		return cfg, fmt.Errorf("s3 blob store URL %q: scheme is %q, want s3", rawurl, u.Scheme)
+	}
+	if u.Host == "" {
+		return cfg, fmt.Errorf("s3 blob store URL %q: no bucket (want s3://BUCKET?endpoint=HOST:PORT)", rawurl)
+	}
+	if u.Path != "" && u.Path != "/" {
+		return cfg, fmt.Errorf("s3 blob store URL %q: unexpected path %q after the bucket", rawurl, u.Path)
+	}
+	if u.User != nil {
+		return cfg, fmt.Errorf("s3 blob store URL %q: credentials do not belong in the URL: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", u.Redacted())
+	}
+	cfg.bucket = u.Host
+	q := u.Query()
+	for k, v := range q {
+		if len(v) != 1 {
+			return cfg, fmt.Errorf("s3 blob store URL %q: %s given %d times", rawurl, k, len(v))
+		}
+		var err error
+		switch k {
+		case "endpoint":
+			cfg.endpoint = v[0]
+		case "region":
+			cfg.region = v[0]
+		case "insecure":
+			cfg.insecure, err = strconv.ParseBool(v[0])
+		case "create":
+			cfg.create, err = strconv.ParseBool(v[0])
+		default:
+			return cfg, fmt.Errorf("s3 blob store URL %q: unknown option %q (want endpoint, region, insecure, create)", rawurl, k)
+		}
+		if err != nil {
+			return cfg, fmt.Errorf("s3 blob store URL %q: %s: %w", rawurl, k, err)
+		}
+	}
+	if cfg.endpoint == "" {
+		return cfg, fmt.Errorf("s3 blob store URL %q: endpoint=HOST:PORT is required", rawurl)
+	}
+	return cfg, nil
+}
+
+// key returns a blob's object key, or ErrNotFound for a malformed hash.
+func (s *S3) key(sha string) (string, error) {
+	if len(sha) != 64 {
+		return "", fmt.Errorf("blob %q: %w", sha, ErrNotFound)
+	}
+	if _, err := hex.DecodeString(sha); err != nil {
+		return "", fmt.Errorf("blob %q: %w", sha, ErrNotFound)
+	}
+	return s3BlobPrefix + sha[:2] + "/" + sha, nil
+}
+
+// Put implements Blobs: it streams r as a multipart upload to a temporary
+// object while hashing it, then copies that object to its content key on
+// the server (unless the key exists: same content) and deletes it. A Put
+// that fails at any point aborts its multipart upload and removes its
+// temporary object, so no blob appears.
+func (s *S3) Put(ctx context.Context, r io.Reader) (sha string, size int64, err error) {
+	var rnd [16]byte
+	rand.Read(rnd[:])
+	tmp := s3TmpPrefix + hex.EncodeToString(rnd[:])
+	defer func() {
+		if err != nil {
+			s.removeTmp(ctx, tmp)
+		}
+	}()
+	hr := &hashReader{r: ctxReader{ctx, r}, h: sha256.New()}
+	opts := minio.PutObjectOptions{PartSize: s.partSize, ContentType: "application/octet-stream"}
+	// An empty input is one PUT whose (empty) payload is signed in its
+	// header: over plain HTTP, minio-go signs a body chunk by chunk
+	// (aws-chunked), and versitygw v1.8.0 misreads an empty chunked body,
+	// answering a second request that was never sent.
+	var first [1]byte
+	switch n, rerr := io.ReadFull(hr, first[:]); {
+	case rerr == io.EOF:
+		empty := opts
+		empty.DisableContentSha256 = true
+		_, err = s.core.PutObject(ctx, s.bucket, tmp, bytes.NewReader(nil), 0, "", hex.EncodeToString(hr.h.Sum(nil)), empty)
+	case rerr != nil:
+		err = rerr
+	default:
+		_, err = s.client.PutObject(ctx, s.bucket, tmp, io.MultiReader(bytes.NewReader(first[:n]), hr), -1, opts)
+	}
+	if err != nil {
+		if hr.err != nil {
+			err = hr.err // the reader's own error, not minio's wrapping of it
+		}
+		return "", hr.n, fmt.Errorf("s3 blob store %s: upload after %d bytes: %w", s.bucket, hr.n, err)
+	}
+	sha = hex.EncodeToString(hr.h.Sum(nil))
+	key, _ := s.key(sha)
+	switch _, err = s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{}); {
+	case err == nil: // already stored: same content
+	case isNotFound(err):
+		if err = s.copy(ctx, tmp, key, hr.n); err != nil {
+			return "", hr.n, fmt.Errorf("s3 blob store %s: copy %s to %s: %w", s.bucket, tmp, key, err)
+		}
+	default:
+		return "", hr.n, fmt.Errorf("s3 blob store %s: stat %s: %w", s.bucket, key, err)
+	}
+	// The blob is stored: a temporary object that cannot be removed now is
+	// Sweep's to remove, and no reason to fail the Put.
+	s.removeTmp(ctx, tmp)
+	return sha, hr.n, nil
+}
+
+// copy copies the object src of size bytes to dst on the server: by one
+// CopyObject request up to copyPartSize, else by a multipart copy, which
+// it aborts when it fails.
+func (s *S3) copy(ctx context.Context, src, dst string, size int64) error {
+	if size <= s.copyPartSize {
+		_, err := s.client.CopyObject(ctx,
+			minio.CopyDestOptions{Bucket: s.bucket, Object: dst},
+			minio.CopySrcOptions{Bucket: s.bucket, Object: src})
+		return err
+	}
+	id, err := s.core.NewMultipartUpload(ctx, s.bucket, dst, minio.PutObjectOptions{ContentType: "application/octet-stream"})
+	if err != nil {
+		return err
+	}
+	parts, err := s.copyParts(ctx, src, dst, id, size)
+	if err == nil {
+		_, err = s.core.CompleteMultipartUpload(ctx, s.bucket, dst, id, parts, minio.PutObjectOptions{})
+	}
+	if err != nil {
+		actx, cancel := cleanupContext(ctx)
+		defer cancel()
+		if aerr := s.core.AbortMultipartUpload(actx, s.bucket, dst, id); aerr != nil {
+			return fmt.Errorf("%w (and abort of multipart copy %s: %v)", err, id, aerr)
+		}
+	}
+	return err
+}
+
+// copyParts copies src into the multipart upload id of dst in equal parts
+// of at most copyPartSize.
+func (s *S3) copyParts(ctx context.Context, src, dst, id string, size int64) ([]minio.CompletePart, error) {
+	n := (size + s.copyPartSize - 1) / s.copyPartSize
+	partLen := (size + n - 1) / n
+	var parts []minio.CompletePart
+	for i, off := 1, int64(0); off < size; i, off = i+1, off+partLen {
+		length := min(partLen, size-off)
+		p, err := s.core.CopyObjectPart(ctx, s.bucket, src, s.bucket, dst, id, i, off, length, nil)
+		if err != nil {
+			return nil, fmt.Errorf("copy part %d (bytes %d-%d): %w", i, off, off+length-1, err)
+		}
+		parts = append(parts, p)
+	}
+	return parts, nil
+}
+
+// removeTmp aborts the multipart uploads of the temporary object tmp and
+// removes it, even when ctx is already cancelled. minio-go aborts a
+// streamed upload that fails itself; this also covers the failures it
+// does not see (and the abort it could not send).
+func (s *S3) removeTmp(ctx context.Context, tmp string) {
+	ctx, cancel := cleanupContext(ctx)
+	defer cancel()
+	s.client.RemoveIncompleteUpload(ctx, s.bucket, tmp)
+	s.client.RemoveObject(ctx, s.bucket, tmp, minio.RemoveObjectOptions{})
+}
+
+// cleanupContext returns a context for cleaning up after ctx failed: not
+// cancelled with it, but bounded.
+func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+}
+
+// hashReader hashes and counts what it reads and keeps the reader's error.
+type hashReader struct {
+	r   io.Reader
+	h   hash.Hash
+	n   int64
+	err error
+}
+
+// Read reads from r, hashing and counting the bytes.
+func (h *hashReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	h.h.Write(p[:n])
+	h.n += int64(n)
+	if err != nil && err != io.EOF {
+		h.err = err
+	}
+	return n, err
+}
+
+// isNotFound reports whether err is S3's answer for a missing key.
+func isNotFound(err error) bool {
+	resp := minio.ToErrorResponse(err)
+	return resp.Code == minio.NoSuchKey || resp.StatusCode == http.StatusNotFound && resp.Code != minio.NoSuchBucket
+}
+
+// Open implements Blobs: the blob reads sequentially as one stream of the
+// object, and ReadAt as one ranged request a call (safe for concurrent
+// use). The blob can be read while ctx lasts.
+func (s *S3) Open(ctx context.Context, sha string) (Blob, error) {
+	key, err := s.key(sha)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := s.client.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", sha, err)
+	}
+	st, err := obj.Stat()
+	if err != nil {
+		obj.Close()
+		if isNotFound(err) {
+			return nil, fmt.Errorf("blob %s: %w", sha, ErrNotFound)
+		}
+		return nil, fmt.Errorf("blob %s in s3 bucket %s: %w", sha, s.bucket, err)
+	}
+	return &s3Blob{s: s, ctx: ctx, key: key, obj: obj, size: st.Size}, nil
+}
+
+// s3Blob is a Blob read from an S3 object. Its sequential reads use
+// minio-go's Object; ReadAt does not, since an Object's ReadAt that reaches
+// the end makes its later Reads return io.EOF at once (minio-go v7.4.1).
+type s3Blob struct {
+	s    *S3
+	ctx  context.Context
+	key  string
+	obj  *minio.Object
+	size int64
+}
+
+// Read implements io.Reader.
+func (b *s3Blob) Read(p []byte) (int, error) {
+	n, err := b.obj.Read(p)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("read %s in s3 bucket %s: %w", b.key, b.s.bucket, err)
+	}
+	return n, err
+}
+
+// ReadAt implements io.ReaderAt with one ranged GET of the bytes asked for.
+func (b *s3Blob) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("read %s at %d: negative offset", b.key, off)
+	}
+	if off >= b.size || len(p) == 0 {
+		if off >= b.size && len(p) > 0 {
+			return 0, io.EOF
+		}
+		return 0, nil
+	}
+	n := min(int64(len(p)), b.size-off)
+	var opts minio.GetObjectOptions
+	if err := opts.SetRange(off, off+n-1); err != nil {
+		return 0, fmt.Errorf("read %s at %d: %w", b.key, off, err)
+	}
+	body, _, _, err := b.s.core.GetObject(b.ctx, b.s.bucket, b.key, opts)
+	if err != nil {
+		return 0, fmt.Errorf("read %d bytes of %s at %d in s3 bucket %s: %w", n, b.key, off, b.s.bucket, err)
+	}
+	defer body.Close()
+	m, err := io.ReadFull(body, p[:n])
+	if err != nil {
+		return m, fmt.Errorf("read %d bytes of %s at %d in s3 bucket %s: %w", n, b.key, off, b.s.bucket, err)
+	}
+	if m < len(p) {
+		return m, io.EOF
+	}
+	return m, nil
+}
+
+// Close implements io.Closer.
+func (b *s3Blob) Close() error { return b.obj.Close() }
+
+// Size implements Blob.
+func (b *s3Blob) Size() int64 { return b.size }
+
+// Has implements Blobs.
+func (s *S3) Has(ctx context.Context, sha string) (bool, error) {
+	key, err := s.key(sha)
+	if err != nil {
+		return false, nil
+	}
+	_, err = s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
+	if isNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("blob %s in s3 bucket %s: %w", sha, s.bucket, err)
+	}
+	return true, nil
+}
+
+// Delete implements Blobs.
+func (s *S3) Delete(ctx context.Context, sha string) error {
+	key, err := s.key(sha)
+	if err != nil {
+		return nil
+	}
+	err = s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{})
+	if err != nil && !isNotFound(err) {
+		return fmt.Errorf("delete blob %s in s3 bucket %s: %w", sha, s.bucket, err)
+	}
+	return nil
+}
+
+// Sweep removes what interrupted uploads left: it aborts the incomplete
+// multipart uploads of blob and temporary keys, and deletes the tmp/
+// objects, that are older than olderThan. olderThan must exceed the
+// longest upload in progress (of this or any other process using the
+// bucket), or Sweep breaks it. It returns how many it removed.
+func (s *S3) Sweep(ctx context.Context, olderThan time.Duration) (removed int, err error) {
+	cutoff := time.Now().Add(-olderThan)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the listings when Sweep returns early
+	var errs []error
+	for u := range s.client.ListIncompleteUploads(ctx, s.bucket, "", true) {
+		if u.Err != nil {
+			return removed, fmt.Errorf("sweep s3 bucket %s: list multipart uploads: %w", s.bucket, u.Err)
+		}
+		if !strings.HasPrefix(u.Key, s3TmpPrefix) && !strings.HasPrefix(u.Key, s3BlobPrefix) || u.Initiated.After(cutoff) {
+			continue
+		}
+		if err := s.core.AbortMultipartUpload(ctx, s.bucket, u.Key, u.UploadID); err != nil {
+			errs = append(errs, fmt.Errorf("abort upload %s of %s: %w", u.UploadID, u.Key, err))
+			continue
+		}
+		removed++
+	}
+	for o := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s3TmpPrefix, Recursive: true}) {
+		if o.Err != nil {
+			return removed, fmt.Errorf("sweep s3 bucket %s: list %s: %w", s.bucket, s3TmpPrefix, o.Err)
+		}
+		if o.LastModified.After(cutoff) {
+			continue
+		}
+		if err := s.client.RemoveObject(ctx, s.bucket, o.Key, minio.RemoveObjectOptions{}); err != nil {
+			errs = append(errs, fmt.Errorf("remove %s: %w", o.Key, err))
+			continue
+		}
+		removed++
+	}
+	if err := errors.Join(errs...); err != nil {
+		return removed, fmt.Errorf("sweep s3 bucket %s: %w", s.bucket, err)
+	}
+	return removed, nil
+}
