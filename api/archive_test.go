@@ -104,7 +104,7 @@ func TestRestartResumesAnalysis(t *testing.T) {
 		<-ctx.Done()
 		return nil, errors.New("stopped")
 	}
-	srv, err := api.OpenWithAnalysis(api.Config{DataDir: data, Logger: quietLog()}, blocked)
+	srv, err := api.OpenWithAnalysis(withBackend(t, api.Config{DataDir: data, Logger: quietLog()}), blocked)
 	must(t, err)
 	f, err := os.Open(testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz"))
 	must(t, err)

@@ -117,7 +117,7 @@ func TestBadInputs(t *testing.T) {
 	if list.Total != 0 {
 		t.Errorf("%d runs stored from bad uploads", list.Total)
 	}
-	if n := countFiles(t, filepath.Join(s.DataDir(), "blobs")); n != 0 {
+	if n := storedObjects(t, s.DataDir(), "sha256") + storedObjects(t, s.DataDir(), "tmp"); n != 0 {
 		t.Errorf("%d files left in the blob store", n)
 	}
 }

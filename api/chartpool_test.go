@@ -19,7 +19,7 @@ import (
 func startWithAnalysis(t testing.TB, cfg api.Config, wrap func(ctx context.Context, a api.Analysis, real func() (*analyze.Report, error)) (*analyze.Report, error)) *testServer {
 	t.Helper()
 	cfg.Logger = quietLog()
-	srv, err := api.OpenWithAnalysis(cfg, wrap)
+	srv, err := api.OpenWithAnalysis(withBackend(t, cfg), wrap)
 	must(t, err)
 	ts := newHTTPServer(srv)
 	s := &testServer{Server: srv, URL: ts.URL, ts: ts}
@@ -88,7 +88,9 @@ func TestChartCacheSurvivesRestart(t *testing.T) {
 		first[p] = string(body)
 	}
 	s.stop()
-	must(t, os.RemoveAll(filepath.Join(data, "blobs", "sha256")))
+	for _, f := range c.Run.Files {
+		removeBlob(t, data, f.SHA256)
+	}
 	again := startServer(t, api.Config{DataDir: data})
 	for _, p := range paths {
 		code, body := do(t, "GET", again.URL+"/api/v1/runs/"+c.ID+p, "", nil)

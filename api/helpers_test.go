@@ -30,7 +30,7 @@ func startServer(t testing.TB, cfg api.Config) *testServer {
 		cfg.MaxUncompressedBytes = 256 << 20
 	}
 	cfg.Logger = quietLog()
-	srv, err := api.Open(cfg)
+	srv, err := api.Open(withBackend(t, cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

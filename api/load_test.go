@@ -134,7 +134,7 @@ func TestConcurrentUploads(t *testing.T) {
 	if list.Total != 1 {
 		t.Errorf("label load=31: %d runs", list.Total)
 	}
-	if blobs := countFiles(t, filepath.Join(s.DataDir(), "blobs", "sha256")); blobs != len(loadTraces) {
+	if blobs := storedObjects(t, s.DataDir(), "sha256"); blobs != len(loadTraces) {
 		t.Errorf("%d blobs for %d distinct files: content addressing failed", blobs, len(loadTraces))
 	}
 }

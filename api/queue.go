@@ -94,26 +94,21 @@ func openRiver(ctx context.Context, s *Server, pg *store.Postgres) (*riverQueue,
 	return &riverQueue{pg: pg, client: client}, nil
 }
 
-// migrateRiver applies River's migrations under an advisory lock, so that
-// two replicas starting at once do not race.
+// migrateRiver applies River's migrations under a session advisory lock,
+// so that two replicas starting at once do not race. (Not in one
+// transaction: a migration adds an enum value that the next one uses.)
 func migrateRiver(ctx context.Context, pg *store.Postgres, driver *riverpgxv5.Driver) error {
 	m, err := rivermigrate.New(driver, nil)
 	if err != nil {
 		return fmt.Errorf("analysis queue: migrations: %w", err)
 	}
-	tx, err := pg.Pool().Begin(ctx)
+	unlock, err := pg.Lock(ctx, riverMigrationLock)
 	if err != nil {
-		return fmt.Errorf("analysis queue: migrations: %w", err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(riverMigrationLock)); err != nil {
 		return fmt.Errorf("analysis queue: migration lock: %w", err)
 	}
-	if _, err := m.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil {
+	defer unlock()
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("analysis queue: migrate: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("analysis queue: migrations: %w", err)
 	}
 	return nil
 }

@@ -28,7 +28,7 @@ const traceSmall = "tracelens-vllm-decode-full-graph.json.gz"
 // blobCount counts the stored blobs of a data directory.
 func blobCount(t testing.TB, data string) int {
 	t.Helper()
-	return countFiles(t, filepath.Join(data, "blobs", "sha256"))
+	return storedObjects(t, data, "sha256")
 }
 
 // The same file uploaded twice makes two runs sharing one blob; deleting
@@ -181,7 +181,7 @@ func halfUpload(t *testing.T, s *testServer, data string) net.Conn {
 	must(t, err)
 	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/gzip\r\nContent-Length: %d\r\n\r\n", len(trace))
 	conn.Write(trace[:len(trace)/2])
-	waitFor(t, "temp file created", func() bool { return countFiles(t, filepath.Join(data, "blobs", "tmp")) == 1 })
+	waitFor(t, "temp file created", func() bool { return storedObjects(t, data, "tmp") == 1 })
 	return conn
 }
 
@@ -191,7 +191,7 @@ func TestDisconnectMidUpload(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: data})
 	conn := halfUpload(t, s, data)
 	conn.Close()
-	waitFor(t, "temp file removed", func() bool { return countFiles(t, filepath.Join(data, "blobs", "tmp")) == 0 })
+	waitFor(t, "temp file removed", func() bool { return storedObjects(t, data, "tmp") == 0 })
 	if total := runTotal(t, s.URL+"/api/v1/runs"); total != 0 || blobCount(t, data) != 0 {
 		t.Errorf("%d runs, %d blobs after a cut upload", total, blobCount(t, data))
 	}
@@ -324,7 +324,7 @@ func TestLabelFilterInjection(t *testing.T) {
 func TestCorruptDatabase(t *testing.T) {
 	data := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(data, "runs.db"), []byte(strings.Repeat("not a database ", 1000)), 0o644))
-	_, err := api.Open(api.Config{DataDir: data, Logger: quietLog()})
+	_, err := api.Open(embedded(api.Config{DataDir: data, Logger: quietLog()}))
 	if err == nil || !strings.Contains(err.Error(), "runs.db") {
 		t.Fatalf("open over a corrupt runs.db: %v", err)
 	}
@@ -340,7 +340,7 @@ func TestMissingBlob(t *testing.T) {
 	run := waitRun(t, s.URL, c.ID)
 	s.stop()
 	sha := run.Files[0].SHA256
-	must(t, os.Remove(filepath.Join(data, "blobs", "sha256", sha[:2], sha)))
+	removeBlob(t, data, sha)
 
 	s = startServer(t, api.Config{DataDir: data})
 	if code, body := do(t, "GET", s.URL+"/api/v1/runs/"+c.ID+"/report", "", nil); code != 200 {
@@ -359,14 +359,14 @@ func TestMissingBlob(t *testing.T) {
 func TestMissingBlobQueued(t *testing.T) {
 	data := t.TempDir()
 	started := make(chan string, 1)
-	srv, err := api.OpenWithAnalysis(api.Config{DataDir: data, Logger: quietLog()}, blockingPipeline(started, nil, make(chan error, 1)).wrap)
+	srv, err := api.OpenWithAnalysis(withBackend(t, api.Config{DataDir: data, Logger: quietLog()}), blockingPipeline(started, nil, make(chan error, 1)).wrap)
 	must(t, err)
 	run, err := srv.Import(context.Background(), testkit.Public(t, traceSmall), nil)
 	must(t, err)
 	<-started
 	must(t, srv.Close())
 	sha := run.Files[0].SHA256
-	must(t, os.Remove(filepath.Join(data, "blobs", "sha256", sha[:2], sha)))
+	removeBlob(t, data, sha)
 
 	s := startServer(t, api.Config{DataDir: data})
 	got := waitRun(t, s.URL, run.ID)
@@ -390,7 +390,7 @@ func TestCloseDuringUpload(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close waited for the streaming upload")
 	}
-	if n := countFiles(t, filepath.Join(data, "blobs", "tmp")); n != 0 {
+	if n := storedObjects(t, data, "tmp"); n != 0 {
 		t.Errorf("%d temp files left", n)
 	}
 	s.ts.Close()
