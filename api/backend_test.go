@@ -21,8 +21,15 @@ import (
 // a real PostgreSQL (with the River queue) and a real S3 server, both
 // started by the tests (pgtest, s3test). scripts/test runs it both ways.
 
-// TestMain stops the servers the team backend started.
-func TestMain(m *testing.M) { s3test.MainWith(m, pgtest.Stop) }
+// TestMain stops the servers the tests started; run as a replica process
+// by TestTeamReplicaKilled, it is that replica instead.
+func TestMain(m *testing.M) {
+	if stores := os.Getenv(helperReplicaEnv); stores != "" {
+		runHelperReplica(stores)
+		return
+	}
+	s3test.MainWith(m, pgtest.Stop)
+}
 
 // teamBackend reports whether the suite runs on the team backend.
 func teamBackend() bool { return os.Getenv("KINETOSCOPE_TEST_BACKEND") == "team" }
