@@ -277,4 +277,3 @@ func TestOpenBlobs(t *testing.T) {
 		}
 	}
 }
-
