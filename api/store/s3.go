@@ -447,18 +447,22 @@ func (s *S3) Sweep(ctx context.Context, olderThan time.Duration) (removed int, e
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the listings when Sweep returns early
 	var errs []error
-	for u := range s.client.ListIncompleteUploads(ctx, s.bucket, "", true) {
-		if u.Err != nil {
-			return removed, fmt.Errorf("sweep s3 bucket %s: list multipart uploads: %w", s.bucket, u.Err)
+	// Put's streamed uploads are under tmp/, its multipart copies (of
+	// blobs over 5 GiB) under sha256/.
+	for _, prefix := range []string{s3TmpPrefix, s3BlobPrefix} {
+		for u := range s.client.ListIncompleteUploads(ctx, s.bucket, prefix, true) {
+			if u.Err != nil {
+				return removed, fmt.Errorf("sweep s3 bucket %s: list multipart uploads of %s: %w", s.bucket, prefix, u.Err)
+			}
+			if !strings.HasPrefix(u.Key, prefix) || u.Initiated.After(cutoff) {
+				continue
+			}
+			if err := s.core.AbortMultipartUpload(ctx, s.bucket, u.Key, u.UploadID); err != nil {
+				errs = append(errs, fmt.Errorf("abort upload %s of %s: %w", u.UploadID, u.Key, err))
+				continue
+			}
+			removed++
 		}
-		if !strings.HasPrefix(u.Key, s3TmpPrefix) && !strings.HasPrefix(u.Key, s3BlobPrefix) || u.Initiated.After(cutoff) {
-			continue
-		}
-		if err := s.core.AbortMultipartUpload(ctx, s.bucket, u.Key, u.UploadID); err != nil {
-			errs = append(errs, fmt.Errorf("abort upload %s of %s: %w", u.UploadID, u.Key, err))
-			continue
-		}
-		removed++
 	}
 	for o := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s3TmpPrefix, Recursive: true}) {
 		if o.Err != nil {

@@ -163,6 +163,10 @@ func TestS3Sweep(t *testing.T) {
 	must(t, err)
 	_, err = s.client.PutObject(ctx, s.bucket, "tmp/killed-before-copy", strings.NewReader("tmp"), 3, minio.PutObjectOptions{})
 	must(t, err)
+	// And a multipart copy (of a blob over 5 GiB) killed before completion.
+	copyKey := blobKey(strings.Repeat("ab", 32))
+	copyID, err := s.core.NewMultipartUpload(ctx, s.bucket, copyKey, minio.PutObjectOptions{})
+	must(t, err)
 	// Not the store's: a sweep leaves them.
 	otherID, err := s.core.NewMultipartUpload(ctx, s.bucket, "other/upload", minio.PutObjectOptions{})
 	must(t, err)
@@ -172,7 +176,7 @@ func TestS3Sweep(t *testing.T) {
 	all := holdings{
 		blobs:   []string{"other/object", blobKey(sha)},
 		tmp:     []string{"tmp/killed-before-copy"},
-		uploads: []string{"other/upload " + otherID, "tmp/killed-upload " + id},
+		uploads: []string{"other/upload " + otherID, copyKey + " " + copyID, "tmp/killed-upload " + id},
 	}
 	swept := holdings{blobs: all.blobs, uploads: all.uploads[:1]}
 	time.Sleep(1100 * time.Millisecond) // S3 times are in whole seconds
@@ -182,7 +186,7 @@ func TestS3Sweep(t *testing.T) {
 		want        holdings
 	}{
 		{time.Hour, 0, all},
-		{0, 2, swept},
+		{0, 3, swept},
 		{0, 0, swept},
 	} {
 		n, err := s.Sweep(ctx, tc.olderThan)
