@@ -191,7 +191,7 @@ func (s *S3) Put(ctx context.Context, r io.Reader) (sha string, size int64, err 
 	tmp := s3TmpPrefix + hex.EncodeToString(rnd[:])
 	defer func() {
 		if err != nil {
-			s.removeTmp(ctx, tmp)
+			s.removeTmp(ctx, tmp, true)
 		}
 	}()
 	hr := &hashReader{r: ctxReader{ctx, r}, h: sha256.New()}
@@ -201,21 +201,25 @@ func (s *S3) Put(ctx context.Context, r io.Reader) (sha string, size int64, err 
 	// (aws-chunked), and versitygw v1.8.0 misreads an empty chunked body,
 	// answering a second request that was never sent.
 	var first [1]byte
+	var info minio.UploadInfo
 	switch n, rerr := io.ReadFull(hr, first[:]); {
 	case rerr == io.EOF:
 		empty := opts
 		empty.DisableContentSha256 = true
-		_, err = s.core.PutObject(ctx, s.bucket, tmp, bytes.NewReader(nil), 0, "", hex.EncodeToString(hr.h.Sum(nil)), empty)
+		info, err = s.core.PutObject(ctx, s.bucket, tmp, bytes.NewReader(nil), 0, "", hex.EncodeToString(hr.h.Sum(nil)), empty)
 	case rerr != nil:
 		err = rerr
 	default:
-		_, err = s.client.PutObject(ctx, s.bucket, tmp, io.MultiReader(bytes.NewReader(first[:n]), hr), -1, opts)
+		info, err = s.client.PutObject(ctx, s.bucket, tmp, io.MultiReader(bytes.NewReader(first[:n]), hr), -1, opts)
 	}
 	if err != nil {
 		if hr.err != nil {
 			err = hr.err // the reader's own error, not minio's wrapping of it
 		}
 		return "", hr.n, fmt.Errorf("s3 blob store %s: upload after %d bytes: %w", s.bucket, hr.n, err)
+	}
+	if info.Size != hr.n {
+		return "", hr.n, fmt.Errorf("s3 blob store %s: uploaded %d bytes, the server stored %d", s.bucket, hr.n, info.Size)
 	}
 	sha = hex.EncodeToString(hr.h.Sum(nil))
 	key, _ := s.key(sha)
@@ -230,7 +234,7 @@ func (s *S3) Put(ctx context.Context, r io.Reader) (sha string, size int64, err 
 	}
 	// The blob is stored: a temporary object that cannot be removed now is
 	// Sweep's to remove, and no reason to fail the Put.
-	s.removeTmp(ctx, tmp)
+	s.removeTmp(ctx, tmp, false)
 	return sha, hr.n, nil
 }
 
@@ -279,14 +283,17 @@ func (s *S3) copyParts(ctx context.Context, src, dst, id string, size int64) ([]
 	return parts, nil
 }
 
-// removeTmp aborts the multipart uploads of the temporary object tmp and
-// removes it, even when ctx is already cancelled. minio-go aborts a
-// streamed upload that fails itself; this also covers the failures it
-// does not see (and the abort it could not send).
-func (s *S3) removeTmp(ctx context.Context, tmp string) {
+// removeTmp removes the temporary object tmp, even when ctx is already
+// cancelled, after aborting its multipart uploads when uploads is set.
+// minio-go aborts a streamed upload that fails (a reader error, a failed
+// request, a cancelled context); this also covers an abort that it could
+// not send.
+func (s *S3) removeTmp(ctx context.Context, tmp string, uploads bool) {
 	ctx, cancel := cleanupContext(ctx)
 	defer cancel()
-	s.client.RemoveIncompleteUpload(ctx, s.bucket, tmp)
+	if uploads {
+		s.client.RemoveIncompleteUpload(ctx, s.bucket, tmp)
+	}
 	s.client.RemoveObject(ctx, s.bucket, tmp, minio.RemoveObjectOptions{})
 }
 
@@ -440,18 +447,22 @@ func (s *S3) Sweep(ctx context.Context, olderThan time.Duration) (removed int, e
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the listings when Sweep returns early
 	var errs []error
-	for u := range s.client.ListIncompleteUploads(ctx, s.bucket, "", true) {
-		if u.Err != nil {
-			return removed, fmt.Errorf("sweep s3 bucket %s: list multipart uploads: %w", s.bucket, u.Err)
+	// Put's streamed uploads are under tmp/, its multipart copies (of
+	// blobs over 5 GiB) under sha256/.
+	for _, prefix := range []string{s3TmpPrefix, s3BlobPrefix} {
+		for u := range s.client.ListIncompleteUploads(ctx, s.bucket, prefix, true) {
+			if u.Err != nil {
+				return removed, fmt.Errorf("sweep s3 bucket %s: list multipart uploads of %s: %w", s.bucket, prefix, u.Err)
+			}
+			if !strings.HasPrefix(u.Key, prefix) || u.Initiated.After(cutoff) {
+				continue
+			}
+			if err := s.core.AbortMultipartUpload(ctx, s.bucket, u.Key, u.UploadID); err != nil {
+				errs = append(errs, fmt.Errorf("abort upload %s of %s: %w", u.UploadID, u.Key, err))
+				continue
+			}
+			removed++
 		}
-		if !strings.HasPrefix(u.Key, s3TmpPrefix) && !strings.HasPrefix(u.Key, s3BlobPrefix) || u.Initiated.After(cutoff) {
-			continue
-		}
-		if err := s.core.AbortMultipartUpload(ctx, s.bucket, u.Key, u.UploadID); err != nil {
-			errs = append(errs, fmt.Errorf("abort upload %s of %s: %w", u.UploadID, u.Key, err))
-			continue
-		}
-		removed++
 	}
 	for o := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s3TmpPrefix, Recursive: true}) {
 		if o.Err != nil {
