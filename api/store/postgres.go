@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -229,7 +227,7 @@ func fillPG(ctx context.Context, tx pgx.Tx, runs []*Run) error {
 
 // List implements Meta.
 func (p *Postgres) List(ctx context.Context, opt ListOptions) ([]*Run, int, error) {
-	where, args := listFilterPG(opt)
+	where, args := listFilter(opt, postgresDialect)
 	limit := opt.Limit
 	if limit <= 0 {
 		limit = 50
@@ -265,35 +263,6 @@ func (p *Postgres) List(ctx context.Context, opt ListOptions) ([]*Run, int, erro
 		return nil, 0, err
 	}
 	return runs, total, nil
-}
-
-// listFilterPG is listFilter in PostgreSQL's $N placeholders.
-func listFilterPG(opt ListOptions) (string, []any) {
-	keys := make([]string, 0, len(opt.Labels))
-	for k := range opt.Labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var conds []string
-	var args []any
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	for _, k := range keys {
-		conds = append(conds, `id IN (SELECT run_id FROM run_labels WHERE key = `+arg(k)+` AND value = `+arg(opt.Labels[k])+`)`)
-	}
-	if opt.Status != "" {
-		conds = append(conds, `status = `+arg(string(opt.Status)))
-	}
-	if opt.Name != "" {
-		// strpos, like SQLite's instr: a plain, case-sensitive substring.
-		conds = append(conds, `strpos(name, `+arg(opt.Name)+`) > 0`)
-	}
-	if len(conds) == 0 {
-		return "", nil
-	}
-	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
 // SetStatus implements Meta. A run that is done keeps its status: the

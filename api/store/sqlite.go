@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -143,7 +141,7 @@ func (s *SQLite) fill(ctx context.Context, r *Run) error {
 
 // List implements Meta.
 func (s *SQLite) List(ctx context.Context, opt ListOptions) ([]*Run, int, error) {
-	where, args := listFilter(opt)
+	where, args := listFilter(opt, sqliteDialect)
 	var total int
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM runs`+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count runs: %w", err)
@@ -177,34 +175,6 @@ func (s *SQLite) List(ctx context.Context, opt ListOptions) ([]*Run, int, error)
 		}
 	}
 	return runs, total, nil
-}
-
-// listFilter returns a WHERE clause requiring every label pair, the
-// status and the name part of opt.
-func listFilter(opt ListOptions) (string, []any) {
-	keys := make([]string, 0, len(opt.Labels))
-	for k := range opt.Labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var conds []string
-	var args []any
-	for _, k := range keys {
-		conds = append(conds, `id IN (SELECT run_id FROM run_labels WHERE key = ? AND value = ?)`)
-		args = append(args, k, opt.Labels[k])
-	}
-	if opt.Status != "" {
-		conds = append(conds, `status = ?`)
-		args = append(args, string(opt.Status))
-	}
-	if opt.Name != "" {
-		conds = append(conds, `instr(name, ?) > 0`)
-		args = append(args, opt.Name)
-	}
-	if len(conds) == 0 {
-		return "", nil
-	}
-	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
 // SetStatus implements Meta. A run that is done keeps its status: the

@@ -4,6 +4,8 @@
 package testkit
 
 import (
+	"fmt"
+	"net"
 	"testing"
 
 	"kinetoscope/sampletraces"
@@ -38,4 +40,15 @@ func MustSVGText(tb testing.TB, svg []byte) string {
 		tb.Fatal(err)
 	}
 	return text
+}
+
+// FreePort returns a TCP port of 127.0.0.1 that nothing listened on a
+// moment ago, for a test server started as its own process.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

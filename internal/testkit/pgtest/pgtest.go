@@ -20,7 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"kinetoscope/internal/testkit"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -186,7 +186,7 @@ func start() (*cluster, error) {
 	// A free port may be taken by someone else before postgres binds it:
 	// try a few.
 	for try := 0; ; try++ {
-		if c.port, err = freePort(); err != nil {
+		if c.port, err = testkit.FreePort(); err != nil {
 			os.RemoveAll(dir)
 			return nil, err
 		}
@@ -284,16 +284,6 @@ log_min_messages = warning
 		return fmt.Errorf("postgresql.conf: %w", err)
 	}
 	return nil
-}
-
-// freePort returns a TCP port of 127.0.0.1 that nothing listens on now.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // pgctlStart starts the server and waits until it accepts connections.

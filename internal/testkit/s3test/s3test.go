@@ -23,7 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"kinetoscope/internal/testkit"
 	"net/http"
 	"os"
 	"os/exec"
@@ -179,7 +179,7 @@ func start() {
 
 // run starts the gateway on a free port and waits until it answers.
 func run(bin, root string) error {
-	port, err := freePort()
+	port, err := testkit.FreePort()
 	if err != nil {
 		return err
 	}
@@ -244,16 +244,6 @@ func childEnv() []string {
 		}
 	}
 	return env
-}
-
-// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // binary returns the path of the gateway's binary, building it first when
