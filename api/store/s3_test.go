@@ -259,7 +259,7 @@ func TestOpenBlobs(t *testing.T) {
 		want string // the store's type, or a part of the error
 	}{
 		{"file://" + dir, "*store.Dir"},
-		{s3url, "store.s3WithLocal"},
+		{s3url, "*store.S3"},
 		{"s3://missing" + endpoint, `bucket "missing" does not exist`},
 		{"ftp://host/dir", `unknown scheme "ftp" (want file or s3)`},
 		{"file://", "no directory"},
