@@ -54,6 +54,22 @@ func (s *scanner) skipRest(i int) (int, error) {
 		} else if depth--; depth == 0 {
 			return k + 1, nil
 		}
+		// Closing braces that follow with only whitespace between (the
+		// event's own after its args: Kineto's "}\n  }", compact JSON's
+		// "}}") are outside any string too: no search needed.
+		for {
+			j := k + 1
+			for j < len(b) && j < k+8 && spaceBytes[b[j]] {
+				j++
+			}
+			if j >= len(b) || b[j] != '}' {
+				break
+			}
+			if depth--; depth == 0 {
+				return j + 1, nil
+			}
+			k = j
+		}
 		floor, i = k+1, k+1
 	}
 }
