@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -232,7 +233,7 @@ func (p *builder) events(s *scanner) error {
 
 // eventStep parses one event and the ',' or ']' after it.
 func (p *builder) eventStep(s *scanner, i int) (int, bool, error) {
-	i, err := s.event(s.ws(i), &p.ev)
+	i, err := s.event(s.eventStart(i), &p.ev)
 	if err != nil {
 		return 0, false, err
 	}
@@ -248,3 +249,23 @@ func (p *builder) eventStep(s *scanner, i int) (int, bool, error) {
 	}
 	return 0, false, s.unexpected(i, "',' or ']' after an event")
 }
+
+// eventStart skips the whitespace before an event at i: the line break and
+// two spaces of Kineto's writer and the line break of compact JSON without
+// the general loop.
+func (s *scanner) eventStart(i int) int {
+	b := s.buf
+	if i+4 <= len(b) {
+		switch {
+		case binary.LittleEndian.Uint32(b[i:]) == kinetoEventStart:
+			return i + 3
+		case b[i] == '\n' && b[i+1] == '{':
+			return i + 1
+		}
+	}
+	return s.ws(i)
+}
+
+// kinetoEventStart is what comes before an event's brace in Kineto's
+// layout, with the brace, as read little-endian: "\n  {".
+const kinetoEventStart = 0x7b_2020_0a

@@ -22,15 +22,18 @@ func (s *scanner) skipRest(i int) (int, error) {
 	b := s.buf
 	depth := 1
 	floor := i // a position known to be outside any string
-	open, close := -1, -1
+	close := -1
 	for {
-		if open < i {
-			open = indexByteFrom(b, i, '{')
-		}
 		if close < i {
 			close = indexByteFrom(b, i, '}')
 		}
-		k := min(open, close)
+		// An opening brace matters only before the next closing one: the
+		// search stops there, so that no byte is searched twice for it
+		// (a search to the next '{' would run on into the next event).
+		k := close
+		if o := bytes.IndexByte(b[i:close], '{'); o >= 0 {
+			k = i + o
+		}
 		if k == len(b) {
 			return 0, errShort
 		}
@@ -51,6 +54,22 @@ func (s *scanner) skipRest(i int) (int, error) {
 		} else if depth--; depth == 0 {
 			return k + 1, nil
 		}
+		// Closing braces that follow with only whitespace between (the
+		// event's own after its args: Kineto's "}\n  }", compact JSON's
+		// "}}") are outside any string too: no search needed.
+		for {
+			j := k + 1
+			for j < len(b) && j < k+8 && spaceBytes[b[j]] {
+				j++
+			}
+			if j >= len(b) || b[j] != '}' {
+				break
+			}
+			if depth--; depth == 0 {
+				return j + 1, nil
+			}
+			k = j
+		}
 		floor, i = k+1, k+1
 	}
 }
@@ -67,21 +86,35 @@ func indexByteFrom(b []byte, i int, c byte) int {
 // lineLook is how far back from a brace skipRest looks for the start of
 // its line: Kineto's lines are short; past this a line is read from the
 // previous brace instead.
-const lineLook = 64
+const lineLook = 32
 
 // inString reports whether position k is inside a string, reading b from
 // start, a position outside any string, leniently: a newline ends a
-// string. Eight bytes without a backslash or a newline are read as one
-// word: each quote in them toggles the state.
+// string. Eight bytes without a backslash or a newline (or the fewer
+// before k) are read as one word: each quote in them toggles the state.
 func inString(b []byte, start, k int) bool {
+	if k-start > longRun {
+		// A long run, as compact JSON's one event per line makes: when it
+		// holds no backslash and no newline, its quotes alone decide, and
+		// the library counts them many bytes at a time.
+		run := b[start:k]
+		if bytes.IndexByte(run, '\\') < 0 && bytes.IndexByte(run, '\n') < 0 {
+			return bytes.Count(run, quote)&1 == 1
+		}
+	}
 	in := false
 	j := start
 	for j < k {
-		if j+8 <= k {
-			w := binary.LittleEndian.Uint64(b[j:])
-			if zeroBytes(w^(lows*'\\'))|zeroBytes(w^(lows*'\n')) == 0 {
-				in = in != (bits.OnesCount64(zeroBytes(w^(lows*'"')))&1 == 1)
-				j += 8
+		if j+8 <= len(b) {
+			// The word at j, cut to the bytes before k: most runs are
+			// short (from a line's start or a brace to the next brace).
+			w, m := binary.LittleEndian.Uint64(b[j:]), uint64(highs)
+			if n := k - j; n < 8 {
+				m &= 1<<(8*n) - 1
+			}
+			if (zeroBytes(w^(lows*'\\'))|zeroBytes(w^(lows*'\n')))&m == 0 {
+				in = in != (bits.OnesCount64(zeroBytes(w^(lows*'"'))&m)&1 == 1)
+				j = min(j+8, k)
 				continue
 			}
 		}
@@ -99,6 +132,15 @@ func inString(b []byte, start, k int) bool {
 	}
 	return in || j > k // j > k: an escape took the byte at k
 }
+
+// longRun is the length from which inString counts the quotes of a run
+// with bytes.Count rather than eight bytes at a time: below it, the calls
+// cost more than they save.
+const longRun = 96
+
+// quote is the byte string of a quote, for bytes.Count. It is never
+// written.
+var quote = []byte{'"'}
 
 // stringEnd returns the position after the string that is open at j: after
 // its closing quote, or at the newline that ends it; -1 if b ends first.
