@@ -30,13 +30,13 @@ type serveFlags struct {
 	addr, data, token, readToken, samples string
 	// db and blobs name the stores (api.Config.Meta, Blobs); replica
 	// names this process among the replicas.
-	db, blobs, replica string
-	jobTimeout          time.Duration
-	maxUpload, maxUncompressed            int64
-	workers, maxFiles, maxParts           int
-	chartWorkers                          int
-	chartTimeout                          time.Duration
-	chartCache                            int64
+	db, blobs, replica          string
+	jobTimeout                  time.Duration
+	maxUpload, maxUncompressed  int64
+	workers, maxFiles, maxParts int
+	chartWorkers                int
+	chartTimeout                time.Duration
+	chartCache                  int64
 	// insecure allows a non-loopback address without a token.
 	insecure bool
 	// noSamples skips loading sample runs on first start.
