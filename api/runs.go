@@ -305,10 +305,7 @@ func (s *Server) deleteRun(c echo.Context) error {
 	}
 	s.stopAnalysis(id)
 	s.images.dropRun(id)
-	for _, sha := range orphans {
-		if s.pending[sha] > 0 {
-			continue // an upload of the same content is recording its run
-		}
+	for _, sha := range orphans { // neither used by a run nor held by an upload
 		if err := s.blobs.Delete(ctx, sha); err != nil {
 			s.log.Warn("delete blob", "run", id, "sha256", sha, "err", err)
 		}

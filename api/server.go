@@ -191,13 +191,12 @@ type Server struct {
 	images *imageCache
 	charts chan struct{}
 
-	// blobMu orders the moment an upload records its run against deletes,
-	// so that a delete never removes a blob an upload is about to
-	// reference; pending counts, per blob, the uploads that stored it and
-	// have not recorded their run yet (deletes leave those blobs alone).
-	// Neither is held while an upload streams.
-	blobMu  sync.Mutex
-	pending map[string]int
+	// blobMu orders the moment an upload records its run against deletes
+	// within this process (lockBlobs; an advisory lock does between
+	// replicas), so that a delete never removes a blob an upload is about
+	// to reference. It is not held while an upload streams: the blobs an
+	// upload has stored are held in the store meanwhile (hold).
+	blobMu sync.Mutex
 	// live holds the progress of runs being analysed, and stop the
 	// functions that cancel their analyses (DELETE calls them).
 	liveMu sync.Mutex
@@ -261,7 +260,7 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		cfg: cfg, meta: meta, blobs: blobs, analyze: f, log: cfg.Logger, replica: cfg.Replica,
-		stats: newMetrics(), live: map[string]*store.Progress{}, stop: map[string]context.CancelFunc{}, pending: map[string]int{},
+		stats: newMetrics(), live: map[string]*store.Progress{}, stop: map[string]context.CancelFunc{},
 		sem: make(chan struct{}, cfg.Workers), charts: make(chan struct{}, cfg.ChartWorkers), ctx: ctx, cancel: cancel,
 	}
 	images, err := openImageCache(filepath.Join(cfg.DataDir, "charts"), cfg.ChartCacheBytes)

@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -292,4 +296,67 @@ func TestTeamReplicaKilled(t *testing.T) {
 	if n := metricValue(t, b.URL, "kinetoscope_analysis_retries_total"); n != 1 {
 		t.Errorf("survivor's retries: %d, want 1", n)
 	}
+}
+
+// An upload of several files on one replica holds the blobs it has stored
+// until it records its run: a delete, on another replica, of the only
+// other run with the same bytes as the upload's first file leaves that
+// blob alone, and the upload ends with a complete run.
+func TestTeamDeleteDuringUpload(t *testing.T) {
+	meta, blobs := pgtest.New(t), s3test.New(t)
+	a, b := replica(t, "a", meta, blobs), replica(t, "b", meta, blobs)
+	first, second := testkit.Public(t, traceSmall), testkit.Public(t, traceRank0)
+	old := uploadFile(t, a.URL, first, "&name=old")
+	waitRun(t, a.URL, old.ID)
+	sha := old.Run.Files[0].SHA256
+
+	// A multipart upload to b: the first file whole, half the second.
+	ctype, body := multipartBody(t, "across a delete", "", first, second)
+	all := body.Bytes()
+	secondBytes, err := os.ReadFile(second)
+	must(t, err)
+	cut := bytes.Index(all, secondBytes) + len(secondBytes)/2
+	conn, err := net.Dial("tcp", strings.TrimPrefix(b.URL, "http://"))
+	must(t, err)
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", ctype, len(all))
+	_, err = conn.Write(all[:cut])
+	must(t, err)
+	waitFor(t, "the first file held", func() bool {
+		return pgCount(t, meta, `SELECT count(*) FROM blob_holds WHERE sha256 = '`+sha+`'`) == 1
+	})
+
+	if code, _ := do(t, "DELETE", a.URL+"/api/v1/runs/"+old.ID, "", nil); code != http.StatusNoContent {
+		t.Fatalf("delete on a: %d", code)
+	}
+	_, err = conn.Write(all[cut:])
+	must(t, err)
+	answer := make([]byte, 4096)
+	n, _ := conn.Read(answer)
+	var c created
+	if i := bytes.IndexByte(answer[:n], '{'); !strings.Contains(string(answer[:n]), " 202 ") || i < 0 || json.Unmarshal(answer[i:n], &c) != nil {
+		t.Fatalf("upload across a delete on the other replica: %q", answer[:n])
+	}
+	if r := waitRun(t, a.URL, c.ID); r.Status != store.StatusDone {
+		t.Fatalf("run uploaded across the delete: %s %s", r.Status, r.Error)
+	}
+	want, err := os.ReadFile(first)
+	must(t, err)
+	if code, got := do(t, "GET", a.URL+"/api/v1/runs/"+c.ID+"/trace?file="+url.QueryEscape(c.Run.Files[0].Name), "", nil); code != 200 || !bytes.Equal(got, want) {
+		t.Errorf("the held file after the delete: %d, %d bytes, want the %d uploaded", code, len(got), len(want))
+	}
+	if n := pgCount(t, meta, `SELECT count(*) FROM blob_holds`); n != 0 {
+		t.Errorf("%d holds left after the upload", n)
+	}
+}
+
+// pgCount returns the number query q answers in the database at url.
+func pgCount(t testing.TB, url, q string) int {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	must(t, err)
+	defer conn.Close(context.Background())
+	var n int
+	must(t, conn.QueryRow(context.Background(), q).Scan(&n))
+	return n
 }

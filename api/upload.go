@@ -108,6 +108,16 @@ type upload struct {
 	labels map[string]string
 	files  []store.File
 	stored []string // hashes of every blob stored, accepted or not
+	// id names the upload as the holder of its blobs (see hold).
+	id string
+}
+
+// holder returns the name the upload holds its blobs by.
+func (up *upload) holder() string {
+	if up.id == "" {
+		up.id = "upload-" + newID()
+	}
+	return up.id
 }
 
 // commit stores an upload's files with read and records the run, then
@@ -115,7 +125,7 @@ type upload struct {
 // run uses are removed: a failed upload leaves nothing behind.
 func (s *Server) commit(ctx context.Context, up *upload, read func() error) (*store.Run, error) {
 	run, err := s.storeRun(ctx, up, read)
-	s.release(up.stored)
+	s.release(context.WithoutCancel(ctx), up)
 	if err != nil {
 		s.dropOrphans(context.WithoutCancel(ctx), up.stored)
 		return nil, err
@@ -152,13 +162,19 @@ func (s *Server) storeRun(ctx context.Context, up *upload, read func() error) (*
 	return s.newRun(ctx, up)
 }
 
-// hold keeps deletes from removing a blob an upload has just stored,
-// until the upload calls release.
-func (s *Server) hold(sha string) {
-	s.blobMu.Lock()
-	s.pending[sha]++
-	s.blobMu.Unlock()
+// hold keeps deletes, in every process that shares the store, from
+// removing a blob the upload has just stored, until the upload calls
+// release (or holdFor has passed, if this process dies first).
+func (s *Server) hold(ctx context.Context, up *upload, sha string) error {
+	if err := s.meta.Hold(ctx, sha, up.holder(), time.Now().Add(holdFor)); err != nil {
+		return fmt.Errorf("store %s: %w", sha, err)
+	}
+	return nil
 }
+
+// holdFor bounds how long an upload holds its blobs: longer than any
+// upload takes (one that stalls is dropped after StallTimeout).
+const holdFor = 24 * time.Hour
 
 // lockBlobs orders recording a run against deleting the blobs no run
 // uses: within this process (blobMu) and, over PostgreSQL, between the
@@ -184,18 +200,17 @@ func (s *Server) lockBlobs(ctx context.Context) (unlock func(), err error) {
 const blobLockKey = 0x6b696e65746f7332 // "kinetos2"
 
 // release ends the holds of an upload on its blobs.
-func (s *Server) release(hashes []string) {
-	s.blobMu.Lock()
-	defer s.blobMu.Unlock()
-	for _, h := range hashes {
-		if s.pending[h]--; s.pending[h] <= 0 {
-			delete(s.pending, h)
-		}
+func (s *Server) release(ctx context.Context, up *upload) {
+	if up.id == "" {
+		return
+	}
+	if err := s.meta.Release(ctx, up.id); err != nil {
+		s.log.Warn("release held blobs (they stay held until they expire)", "upload", up.id, "err", err)
 	}
 }
 
 // dropOrphans deletes the blobs that no run references and no upload
-// holds.
+// holds (Referenced).
 func (s *Server) dropOrphans(ctx context.Context, hashes []string) {
 	unlock, err := s.lockBlobs(ctx)
 	if err != nil {
@@ -204,9 +219,6 @@ func (s *Server) dropOrphans(ctx context.Context, hashes []string) {
 	}
 	defer unlock()
 	for _, h := range hashes {
-		if s.pending[h] > 0 {
-			continue
-		}
 		used, err := s.meta.Referenced(ctx, h)
 		if err != nil {
 			s.log.Warn("orphan blob check", "sha256", h, "err", err)
@@ -365,8 +377,10 @@ func (s *Server) storeFile(ctx context.Context, r io.Reader, name string, up *up
 	if perr != nil { // the validator's error when it stopped first
 		return fmt.Errorf("store %s: %w", displayName(name), perr)
 	}
-	s.hold(sha)
 	up.stored = append(up.stored, sha)
+	if err := s.hold(ctx, up, sha); err != nil {
+		return err
+	}
 	if res.err != nil {
 		return res.err
 	}

@@ -63,6 +63,7 @@ var metaTests = []struct {
 	{"concurrent runs", testConcurrentRuns},
 	{"concurrent reports of one run", testConcurrentReports},
 	{"concurrent deletes of a shared blob", testConcurrentDeletes},
+	{"held blobs", testHolds},
 }
 
 func TestMeta(t *testing.T) {
@@ -511,5 +512,49 @@ func testConcurrentDeletes(t *testing.T, open opener) {
 	}
 	if sharedOrphaned != 1 {
 		t.Errorf("the shared blob was returned as an orphan %d times, want once", sharedOrphaned)
+	}
+}
+
+// A blob an upload holds counts as used, by whichever connection asks,
+// until the upload releases it or the hold expires: a delete of another run
+// with the same content does not report it as an orphan.
+func testHolds(t *testing.T, open opener) {
+	ctx := t.Context()
+	db, other := open(t), open(t) // two processes sharing the store
+	shared, lone := file('a', 10), file('c', 30)
+	must(t, db.Create(ctx, newRun("r1", nil, shared)))
+	must(t, db.Hold(ctx, shared.SHA256, "upload-1", time.Now().Add(time.Hour)))
+	must(t, db.Hold(ctx, shared.SHA256, "upload-1", time.Now().Add(time.Hour)))  // twice: one hold
+	must(t, db.Hold(ctx, lone.SHA256, "upload-2", time.Now().Add(-time.Second))) // expired
+	orphans, err := other.Delete(ctx, "r1")
+	must(t, err)
+	if len(orphans) != 0 {
+		t.Errorf("delete of the run sharing a held blob: orphans %v, want none", orphans)
+	}
+	for _, tc := range []struct {
+		what string
+		sha  string
+		want bool
+	}{
+		{"held", shared.SHA256, true},
+		{"expired hold", lone.SHA256, false},
+	} {
+		if used, err := other.Referenced(ctx, tc.sha); err != nil || used != tc.want {
+			t.Errorf("%s: Referenced = %v, %v; want %v", tc.what, used, err, tc.want)
+		}
+	}
+	must(t, db.Release(ctx, "upload-2")) // releases nothing of upload-1
+	if used, _ := other.Referenced(ctx, shared.SHA256); !used {
+		t.Error("another upload's release ended the hold")
+	}
+	must(t, db.Release(ctx, "upload-1"))
+	if used, err := other.Referenced(ctx, shared.SHA256); err != nil || used {
+		t.Errorf("released: Referenced = %v, %v; want false", used, err)
+	}
+	must(t, db.Create(ctx, newRun("r2", nil, shared)))
+	must(t, db.Hold(ctx, shared.SHA256, "upload-3", time.Now().Add(time.Hour)))
+	must(t, db.Release(ctx, "upload-3"))
+	if orphans, err := other.Delete(ctx, "r2"); err != nil || len(orphans) != 1 || orphans[0] != shared.SHA256 {
+		t.Errorf("delete after the hold ended: orphans %v, %v; want [%s]", orphans, err, shared.SHA256)
 	}
 }

@@ -351,7 +351,8 @@ func (p *Postgres) Delete(ctx context.Context, id string) ([]string, error) {
 			return ErrNotFound
 		}
 		rows, err = tx.Query(ctx,
-			`SELECT h FROM unnest($1::text[]) AS h WHERE NOT EXISTS (SELECT 1 FROM run_files WHERE sha256 = h) ORDER BY h`, hashes)
+			`SELECT h FROM unnest($1::text[]) AS h WHERE NOT EXISTS (SELECT 1 FROM run_files WHERE sha256 = h)
+			 AND NOT EXISTS (SELECT 1 FROM blob_holds WHERE sha256 = h AND expires > $2) ORDER BY h`, hashes, time.Now().UnixNano())
 		if err != nil {
 			return err
 		}
@@ -408,8 +409,28 @@ func (p *Postgres) Counts(ctx context.Context) (map[Status]int, error) {
 // Referenced implements Meta.
 func (p *Postgres) Referenced(ctx context.Context, sha string) (bool, error) {
 	var used bool
-	if err := p.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM run_files WHERE sha256 = $1)`, sha).Scan(&used); err != nil {
+	if err := p.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM run_files WHERE sha256 = $1)
+		OR EXISTS (SELECT 1 FROM blob_holds WHERE sha256 = $1 AND expires > $2)`, sha, time.Now().UnixNano()).Scan(&used); err != nil {
 		return false, fmt.Errorf("blob %s references: %w", sha, err)
 	}
 	return used, nil
+}
+
+// Hold implements Meta; it also drops the holds that expired.
+func (p *Postgres) Hold(ctx context.Context, sha, holder string, expires time.Time) error {
+	var b pgx.Batch
+	b.Queue(`DELETE FROM blob_holds WHERE expires <= $1`, time.Now().UnixNano())
+	b.Queue(`INSERT INTO blob_holds (sha256, holder, expires) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, sha, holder, expires.UnixNano())
+	if err := p.pool.SendBatch(ctx, &b).Close(); err != nil {
+		return fmt.Errorf("hold blob %s: %w", sha, err)
+	}
+	return nil
+}
+
+// Release implements Meta.
+func (p *Postgres) Release(ctx context.Context, holder string) error {
+	if _, err := p.pool.Exec(ctx, `DELETE FROM blob_holds WHERE holder = $1`, holder); err != nil {
+		return fmt.Errorf("release the blobs of %s: %w", holder, err)
+	}
+	return nil
 }

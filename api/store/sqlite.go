@@ -261,7 +261,8 @@ func (s *SQLite) Delete(ctx context.Context, id string) ([]string, error) {
 	var orphans []string
 	for _, h := range hashes {
 		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM run_files WHERE sha256 = ?`, h).Scan(&n); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM run_files WHERE sha256 = ?) + (SELECT count(*) FROM blob_holds WHERE sha256 = ? AND expires > ?)`,
+			h, h, time.Now().UnixNano()).Scan(&n); err != nil {
 			return nil, fmt.Errorf("delete run %s: %w", id, err)
 		}
 		if n == 0 {
@@ -315,8 +316,29 @@ func (s *SQLite) Counts(ctx context.Context) (map[Status]int, error) {
 // Referenced implements Meta.
 func (s *SQLite) Referenced(ctx context.Context, sha string) (bool, error) {
 	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM run_files WHERE sha256 = ?`, sha).Scan(&n); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM run_files WHERE sha256 = ?) + (SELECT count(*) FROM blob_holds WHERE sha256 = ? AND expires > ?)`,
+		sha, sha, time.Now().UnixNano()).Scan(&n); err != nil {
 		return false, fmt.Errorf("blob %s references: %w", sha, err)
 	}
 	return n > 0, nil
+}
+
+// Hold implements Meta; it also drops the holds that expired.
+func (s *SQLite) Hold(ctx context.Context, sha, holder string, expires time.Time) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM blob_holds WHERE expires <= ?`, time.Now().UnixNano()); err != nil {
+		return fmt.Errorf("hold blob %s: %w", sha, err)
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO blob_holds (sha256, holder, expires) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
+		sha, holder, expires.UnixNano()); err != nil {
+		return fmt.Errorf("hold blob %s: %w", sha, err)
+	}
+	return nil
+}
+
+// Release implements Meta.
+func (s *SQLite) Release(ctx context.Context, holder string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM blob_holds WHERE holder = ?`, holder); err != nil {
+		return fmt.Errorf("release the blobs of %s: %w", holder, err)
+	}
+	return nil
 }

@@ -99,10 +99,19 @@ type Meta interface {
 	SetReport(ctx context.Context, id string, report []byte, p Progress) error
 	// Report returns the stored report JSON, or ErrNotFound.
 	Report(ctx context.Context, id string) ([]byte, error)
-	// Delete removes a run and returns the blob hashes no run uses any more.
+	// Delete removes a run and returns the blob hashes that no run uses and
+	// no upload holds any more.
 	Delete(ctx context.Context, id string) (orphans []string, err error)
-	// Referenced reports whether any run uses the blob.
+	// Referenced reports whether any run uses the blob, or an upload holds
+	// it (see Hold).
 	Referenced(ctx context.Context, sha string) (bool, error)
+	// Hold records that the upload holder stored the blob sha and is about
+	// to record a run with it: until Release(holder), or until expires if
+	// its process dies first, the blob counts as referenced (Referenced,
+	// Delete), whichever process asks.
+	Hold(ctx context.Context, sha, holder string, expires time.Time) error
+	// Release ends every hold of holder.
+	Release(ctx context.Context, holder string) error
 	// Unfinished returns the ids of runs still queued or running, oldest
 	// first, so that they can be analysed again after a restart.
 	Unfinished(ctx context.Context) ([]string, error)
