@@ -20,7 +20,7 @@ func rankBlocks(r *analyze.Report, rk *analyze.Rank) []block {
 	bs = append(bs,
 		block{Heading: fmt.Sprintf("Buckets (%s steps; %% kernel = share of %skernel time, %% span = share of %sstep span)", pv.Name, phaseAdj(pv.Name), phaseAdj(pv.Name)), Level: 3},
 		block{Table: bucketTable(rows, pv.Phase)},
-		block{Lines: []string{groupLine(rows, pv)}},
+		block{Lines: append([]string{groupLine(rows, pv)}, overlapLines(pv.Phase)...)},
 		block{Heading: "Communication: transfer and wait", Level: 3},
 	)
 	bs = append(bs, commBlock(r, pv))
@@ -89,6 +89,17 @@ func bucketTable(rows []bucketRow, p analyze.Phase) *table {
 	}
 	t.Rows = append(t.Rows, []string{"total", "", ms(p.KernelPerStepUS), count(calls), pct(ratioPct(p.KernelUS, p.KernelUS)), pct(ratioPct(p.KernelUS, p.SpanUS))})
 	return t
+}
+
+// overlapLines explains a total "% span" over 100%: kernel time adds up
+// the kernels of every stream, which may run at once, while busy time is
+// their union.
+func overlapLines(p analyze.Phase) []string {
+	if p.SpanUS <= 0 || p.KernelUS <= p.SpanUS {
+		return nil
+	}
+	return []string{fmt.Sprintf("Kernel time is %s of the span because kernels on several streams ran at the same time; "+
+		"the GPU was busy (their union) %s of the span.", pct(ratioPct(p.KernelUS, p.SpanUS)), pct(ratioPct(p.BusyUS, p.SpanUS)))}
 }
 
 // groupLine gives each group's share of the phase's kernel time.
