@@ -9,7 +9,7 @@ import (
 
 // A total "% span" over 100% is explained, with the busy share beside it;
 // one at or under 100% needs no explanation.
-func TestOverlapLines(t *testing.T) {
+func TestSpanOverlapNote(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		p    analyze.Phase
@@ -21,7 +21,7 @@ func TestOverlapLines(t *testing.T) {
 		{"equal", analyze.Phase{KernelUS: 1000, SpanUS: 1000, BusyUS: 1000}, ""},
 		{"no span", analyze.Phase{KernelUS: 10}, ""},
 	} {
-		got := strings.Join(overlapLines(tc.p), "\n")
+		got := SpanOverlapNote(tc.p)
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}

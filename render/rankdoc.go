@@ -20,7 +20,7 @@ func rankBlocks(r *analyze.Report, rk *analyze.Rank) []block {
 	bs = append(bs,
 		block{Heading: fmt.Sprintf("Buckets (%s steps; %% kernel = share of %skernel time, %% span = share of %sstep span)", pv.Name, phaseAdj(pv.Name), phaseAdj(pv.Name)), Level: 3},
 		block{Table: bucketTable(rows, pv.Phase)},
-		block{Lines: append([]string{groupLine(rows, pv)}, overlapLines(pv.Phase)...)},
+		block{Lines: nonEmpty(groupLine(rows, pv), SpanOverlapNote(pv.Phase))},
 		block{Heading: "Communication: transfer and wait", Level: 3},
 	)
 	bs = append(bs, commBlock(r, pv))
@@ -91,15 +91,26 @@ func bucketTable(rows []bucketRow, p analyze.Phase) *table {
 	return t
 }
 
-// overlapLines explains a total "% span" over 100%: kernel time adds up
-// the kernels of every stream, which may run at once, while busy time is
-// their union.
-func overlapLines(p analyze.Phase) []string {
+// SpanOverlapNote explains a phase's total "% span" over 100% ("" when
+// it is not): kernel time adds up the kernels of every stream, which may
+// run at once, while busy time is their union.
+func SpanOverlapNote(p analyze.Phase) string {
 	if p.SpanUS <= 0 || p.KernelUS <= p.SpanUS {
-		return nil
+		return ""
 	}
-	return []string{fmt.Sprintf("Kernel time is %s of the span because kernels on several streams ran at the same time; "+
-		"the GPU was busy (their union) %s of the span.", pct(ratioPct(p.KernelUS, p.SpanUS)), pct(ratioPct(p.BusyUS, p.SpanUS)))}
+	return fmt.Sprintf("Kernel time is %s of the span because kernels on several streams ran at the same time; "+
+		"the GPU was busy (their union) %s of the span.", pct(ratioPct(p.KernelUS, p.SpanUS)), pct(ratioPct(p.BusyUS, p.SpanUS)))
+}
+
+// nonEmpty returns the lines that are not "".
+func nonEmpty(lines ...string) []string {
+	var out []string
+	for _, l := range lines {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // groupLine gives each group's share of the phase's kernel time.

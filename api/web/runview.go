@@ -19,6 +19,9 @@ type runView struct {
 	Phase    string // decode, prefill or all steps
 	Buckets  []bucketRow
 	Total    bucketRow // the phase's kernel time per step over every bucket
+	// Overlap explains a total share of the span over 100% (render's
+	// SpanOverlapNote); "" when there is none.
+	Overlap  string
 	Kernels  *kernelsView
 	Timeline *timelineView
 }
@@ -51,6 +54,7 @@ func newRunView(r *analyze.Report, rankQuery, stepQuery string) *runView {
 	var ph analyze.Phase
 	v.Phase, ph = phaseOf(v.Rank)
 	v.Buckets, v.Total = phaseBuckets(r, ph)
+	v.Overlap = render.SpanOverlapNote(ph)
 	v.Kernels = newKernelsView(v.Rank, topKernelRows)
 	v.Timeline = newTimelineView(r, v.Rank, v.Phase, stepQuery)
 	step := ""

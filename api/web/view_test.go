@@ -8,6 +8,8 @@ import (
 
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
+	"kinetoscope/internal/testkit"
+	"kinetoscope/internal/testkit/reports"
 	"kinetoscope/render"
 )
 
@@ -133,6 +135,24 @@ func TestDiffWarnings(t *testing.T) {
 	for _, tt := range tests {
 		if got := diffWarnings(&tt.d, tt.asked); !slices.Equal(got, tt.want) {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// The run page explains a total share of the span over 100% exactly where
+// render's text report does: on the public trace whose streams overlap, and
+// not on one whose do not.
+func TestRunViewSpanOverlap(t *testing.T) {
+	for _, tc := range []struct {
+		trace string
+		want  string
+	}{
+		{"hta-diff-control-a100.json.gz", "108.6% of the span"},
+		{"tracelens-vllm-decode-full-graph.json.gz", ""},
+	} {
+		v := newRunView(reports.Of(t, testkit.Public(t, tc.trace)), "", "")
+		if (tc.want == "") != (v.Overlap == "") || !strings.Contains(v.Overlap, tc.want) {
+			t.Errorf("%s: overlap note %q, want %q", tc.trace, v.Overlap, tc.want)
 		}
 	}
 }
