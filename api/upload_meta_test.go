@@ -91,6 +91,7 @@ func TestReportFormatsAndListFilters(t *testing.T) {
 		{"", "application/json", `"ranks"`, 200},
 		{"?format=csv", "text/csv; charset=utf-8", "rank,file,step,step_name,phase", 200},
 		{"?format=csv-summary", "text/csv; charset=utf-8", "rank,file,phase,steps,bucket", 200},
+		{"?format=csv-bandwidth", "text/csv; charset=utf-8", "phase,bucket,collective,dtype", 200},
 		{"?format=markdown", "text/markdown; charset=utf-8", "# Kinetoscope report", 200},
 		{"?format=table", "text/plain; charset=utf-8", "Decode step", 200},
 		{"?format=xml", "", `bad format \"xml\"`, 400},

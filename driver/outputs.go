@@ -37,7 +37,7 @@ func ContentType(format string) string {
 		return "text/markdown; charset=utf-8"
 	case "table":
 		return "text/plain; charset=utf-8"
-	case "csv", "csv-summary":
+	case "csv", "csv-summary", "csv-bandwidth":
 		return "text/csv; charset=utf-8"
 	case "svg":
 		return "image/svg+xml"

@@ -26,6 +26,17 @@ var summaryHeader = []string{
 	"share_of_kernel", "share_of_span", "phase_kernel_us_per_step", "phase_span_mean_us",
 }
 
+// bandwidthHeader is the header of the "csv-bandwidth" format: one row per
+// phase, collective kind and message size over every rank, as the
+// bandwidth table shows them (sizes as nccl-tests counts them; busbw with
+// nccl-tests' factor; the link's peak repeated on each row).
+var bandwidthHeader = []string{
+	"phase", "bucket", "collective", "dtype", "group_size", "bytes", "bytes_min", "bytes_max", "grouped",
+	"calls", "ranks", "calls_per_step", "kernel_us_per_call", "transfer_us_per_call", "kernel_us_per_step",
+	"transfer_us_per_step", "wait_us_per_step", "basis", "algbw_gb_per_s", "bus_factor", "busbw_gb_per_s",
+	"share_of_peak", "peak_link", "peak_gb_per_s", "note",
+}
+
 // writeCSV writes the header and the rows that rows produces, one call of
 // emit a row.
 func writeCSV(w io.Writer, header []string, rows func(emit func(...string))) error {
@@ -128,4 +139,27 @@ func num(v float64) string {
 func roundTo(v float64, d int) float64 {
 	p := math.Pow(10, float64(d))
 	return math.Round(v*p) / p
+}
+
+// writeBandwidthCSV writes one row per bandwidth row of the report; a
+// report without collectives has the header only.
+func writeBandwidthCSV(w io.Writer, r *analyze.Report) error {
+	return writeCSV(w, bandwidthHeader, func(emit func(...string)) {
+		b := r.Bandwidth
+		if b == nil {
+			return
+		}
+		link, peak := "", ""
+		if b.Peak != nil {
+			link, peak = b.Peak.Name, num(b.Peak.GBPerS)
+		}
+		for _, row := range b.Rows {
+			emit(row.Phase, string(row.Bucket), row.Collective, row.Dtype, strconv.Itoa(row.GroupSize),
+				strconv.FormatInt(row.Bytes, 10), strconv.FormatInt(row.BytesMin, 10), strconv.FormatInt(row.BytesMax, 10),
+				strconv.FormatBool(row.Grouped), strconv.Itoa(row.Calls), strconv.Itoa(row.Ranks), num(row.CallsPerStep),
+				num(row.KernelUSPerCall), num(row.TransferUSPerCall), num(row.KernelUSPerStep), num(row.TransferUSPerStep),
+				num(row.WaitUSPerStep), row.Basis, num(row.AlgBW), num(row.BusFactor), num(row.BusBW), num(row.ShareOfPeak),
+				link, peak, row.Note)
+		}
+	})
 }

@@ -11,7 +11,7 @@ import (
 
 // ReportFormats returns the formats WriteReport accepts.
 func ReportFormats() []string {
-	return []string{"table", "markdown", "csv", "csv-summary", "json"}
+	return []string{"table", "markdown", "csv", "csv-summary", "csv-bandwidth", "json"}
 }
 
 // WriteReport writes r to w in format:
@@ -26,6 +26,9 @@ func ReportFormats() []string {
 //     each row.
 //   - csv-summary: one row per rank x phase (decode, prefill) x bucket with
 //     per-step means and shares.
+//   - csv-bandwidth: one row per phase x collective kind x message size
+//     (the collective bandwidth table: algbw, busbw, share of the link's
+//     peak).
 //   - json: the Report itself, indented (the analyze JSON contract).
 func WriteReport(w io.Writer, r *analyze.Report, format string) error {
 	if r == nil {
@@ -40,6 +43,8 @@ func WriteReport(w io.Writer, r *analyze.Report, format string) error {
 		return writeStepsCSV(w, r)
 	case "csv-summary":
 		return writeSummaryCSV(w, r)
+	case "csv-bandwidth":
+		return writeBandwidthCSV(w, r)
 	case "json":
 		return writeJSON(w, r)
 	}

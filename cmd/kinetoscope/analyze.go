@@ -11,7 +11,7 @@ import (
 )
 
 // analyzeUsage is the analyze command's synopsis.
-const analyzeUsage = `usage: kinetoscope analyze PATH... [--format table|json|markdown|csv|csv-summary] [--rules FILE] [--step-regex RE] [--rank N] [--link L]
+const analyzeUsage = `usage: kinetoscope analyze PATH... [--format table|json|markdown|csv|csv-summary|csv-bandwidth] [--rules FILE] [--step-regex RE] [--rank N] [--link L]
 
 Classifies every GPU kernel into buckets (AllReduce, GEMM, attention, ...),
 cuts each rank's trace into engine steps (prefill / decode, CUDA-graph

@@ -62,7 +62,7 @@ func outputCases(t *testing.T) []outputCase {
 	var cs []outputCase
 	for _, p := range runs {
 		id := filepath.Base(p)
-		for _, f := range []string{"table", "json", "markdown", "csv", "csv-summary"} {
+		for _, f := range []string{"table", "json", "markdown", "csv", "csv-summary", "csv-bandwidth"} {
 			cs = append(cs, outputCase{id + " analyze " + f, []string{"analyze", "--format", f, p}})
 		}
 		for _, k := range []string{"breakdown", "steps", "ranks", "timeline", "bandwidth"} {
