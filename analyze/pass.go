@@ -149,10 +149,12 @@ func (p *rankPass) countGraphLaunches() {
 }
 
 // inSampling says whether GPU event i, ev, is in its step's sampling phase:
-// it starts after the step's last GEMM on its device, or was launched in a
-// sampler annotation. spans is filled on first use.
-func (p *rankPass) inSampling(i int, ev *ingest.GPUEvent, spans *samplerSpans) bool {
-	if s := p.stepOf[i]; s >= 0 {
+// it starts after the step's last GEMM on its device (the LM head; not in
+// a training trace, whose last GEMMs are the backward pass's and whose
+// optimizer comes after), or was launched in a sampler annotation. spans
+// is filled on first use.
+func (p *rankPass) inSampling(i int, ev *ingest.GPUEvent, spans *samplerSpans, training bool) bool {
+	if s := p.stepOf[i]; s >= 0 && !training {
 		if last, ok := p.lastGEMM[gemmKey(s, ev.Device)]; ok && ev.Start > last {
 			return true
 		}
@@ -179,8 +181,9 @@ func (p *rankPass) launchOf(ev *ingest.GPUEvent) *ingest.Launch {
 // time and counts per step and bucket.
 func (p *rankPass) accumulate() {
 	var spans samplerSpans
+	training := p.training()
 	for i, ev := range p.t.GPU.All() {
-		if ni := p.ec.info(ev); ni.phaseDep && p.bucketOf[i] == ni.plain && p.inSampling(i, ev, &spans) {
+		if ni := p.ec.info(ev); ni.phaseDep && p.bucketOf[i] == ni.plain && p.inSampling(i, ev, &spans, training) {
 			p.bucketOf[i] = ni.sampling
 		}
 		a := &p.outside
