@@ -81,9 +81,11 @@ func readTrace(r io.Reader, path string, size int64, opt Options, bs int) (*Trac
 		src = zr
 	}
 	t, err := parse(src, path, size, cr, opt, bs, firstBlock(size, gz))
+	var se *SyntaxError
 	switch {
 	case err != nil && gz:
 		err = gzipError(err, cr.n.Load())
+	case errors.As(err, &se): // says where the text ends already
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		err = fmt.Errorf("input ends early, after %d bytes (truncated archive member?): %w", cr.n.Load(), err)
 	}

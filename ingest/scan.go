@@ -24,11 +24,24 @@ const maxValueBytes = 16 << 20
 type SyntaxError struct {
 	Offset int64 // byte offset in the uncompressed JSON text
 	Msg    string
+	// AtEnd is set when the text ended inside the document: a file cut
+	// short, or one still being written.
+	AtEnd bool
 }
 
 // Error implements error.
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("invalid JSON at byte offset %d: %s", e.Offset, e.Msg)
+}
+
+// Unwrap returns io.ErrUnexpectedEOF for a text that ended inside the
+// document, as a truncated gzip stream's error wraps it, so that
+// errors.Is(err, io.ErrUnexpectedEOF) tells any input cut short.
+func (e *SyntaxError) Unwrap() error {
+	if e.AtEnd {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
 }
 
 // scanner holds a window of the uncompressed input. Parsing functions take a
@@ -254,7 +267,9 @@ func (s *scanner) retry(step func(int) (int, error)) error {
 func (s *scanner) eofErr(err error) error {
 	switch err {
 	case io.EOF:
-		return s.syntax(len(s.buf), "unexpected end of input (truncated file?)")
+		err := s.syntax(len(s.buf), "unexpected end of input (truncated file?)")
+		err.(*SyntaxError).AtEnd = true
+		return err
 	case errTooLong:
 		return fmt.Errorf("%w: more than %d MiB at byte offset %d", errTooLong, s.maxValue>>20, s.base+int64(s.pos))
 	}

@@ -109,18 +109,35 @@ func (f *fileState) settle(now time.Time, settle time.Duration) bool {
 }
 
 // check decides from the content whether the file is complete, waiting
-// for more, or unreadable.
+// for more, or unreadable. A complete file is read once: ingest rejects a
+// document that does not close and a gzip stream without its trailer
+// (both errors wrap io.ErrUnexpectedEOF). Only a file that fails to read
+// otherwise is read again (closes), to tell one still being written from
+// a broken one.
 func (f *fileState) check() {
-	if err := closes(f.Path); err != nil {
-		f.State, f.Problem = Waiting, err.Error()
+	set, err := ingest.Open(f.Path, ingest.Options{})
+	if err == nil && len(set.Errors) > 0 {
+		err = set.Errors[0]
+	}
+	if err != nil {
+		// Cut short (a gzip stream without its trailer, a document that
+		// does not close): still being written, as far as anyone can tell.
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			f.State, f.Problem = Waiting, err.Error()
+			return
+		}
+		if cerr := closes(f.Path); cerr != nil {
+			f.State, f.Problem = Waiting, cerr.Error()
+			return
+		}
+		if st, serr := os.Stat(f.Path); serr != nil || st.Size() != f.Size || !st.ModTime().Equal(f.modTime) {
+			f.State, f.Problem = Waiting, "changed while it was checked"
+			return
+		}
+		f.State, f.Problem = Unreadable, err.Error()
 		return
 	}
-	set, err := ingest.Open(f.Path, ingest.Options{})
 	switch {
-	case err != nil:
-		f.State, f.Problem = Unreadable, err.Error()
-	case len(set.Errors) > 0:
-		f.State, f.Problem = Unreadable, set.Errors[0].Error()
 	case len(set.Traces) == 0:
 		f.State, f.Problem = Unreadable, "holds no GPU events"
 		if len(set.SetAside) > 0 {

@@ -300,3 +300,39 @@ func bases(ps []string) []string {
 	}
 	return out
 }
+
+// check tells a file cut short (still being written) from a broken one and
+// from a complete one, whatever the cut: in the gzip stream, in the JSON
+// text, or a complete document that is not a trace.
+func TestCheckStates(t *testing.T) {
+	s := loadSamples(t)[0]
+	for _, tc := range []struct {
+		name    string
+		content []byte
+		want    State
+	}{
+		{"rank0.json.gz", s.gz, Complete},
+		{"rank0.json", s.json, Complete},
+		{"cut.json.gz", s.gz[:len(s.gz)/2], Waiting},
+		{"cut-trailer.json.gz", s.gz[:len(s.gz)-4], Waiting},
+		{"cut.json", s.json[:len(s.json)/3], Waiting},
+		{"empty.json", nil, Waiting},
+		{"broken.json", []byte(`{"traceEvents": [{"ph": "X", "ts": tru}]}`), Unreadable},
+		{"cpu-only.json", []byte(`{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1}]}`), Unreadable},
+	} {
+		p := filepath.Join(t.TempDir(), tc.name)
+		if err := os.WriteFile(p, tc.content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &fileState{File: File{Path: p}}
+		f.observe(st, time.Now())
+		f.check()
+		if f.State != tc.want {
+			t.Errorf("%s: %s (%s), want %s", tc.name, f.State, f.Problem, tc.want)
+		}
+	}
+}
