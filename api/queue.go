@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
 
 	"kinetoscope/api/store"
 )
@@ -145,6 +146,9 @@ type queueStats struct {
 // stats counts the jobs in the queue, every replica's.
 func (q *riverQueue) stats(ctx context.Context) (queueStats, error) {
 	st := queueStats{States: map[string]int64{}}
+	for _, state := range rivertype.JobStates() {
+		st.States[string(state)] = 0 // every state, so that dashboards see zeros
+	}
 	rows, err := q.pg.Pool().Query(ctx,
 		`SELECT state::text, count(*), count(*) FILTER (WHERE attempt > 1) FROM river_job WHERE kind = $1 GROUP BY state`,
 		analyzeArgs{}.Kind())
