@@ -3,8 +3,10 @@ package api
 import (
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -130,12 +132,7 @@ func (s *Server) getMetrics(c echo.Context) error {
 	simple(w, "kinetoscope_analysis_retries_total", "counter", "Shared-queue jobs this replica took after an earlier attempt failed or its replica died.", s.stats.retryCount())
 	if qs != nil {
 		metric(w, "kinetoscope_queue_jobs", "gauge", "Analysis jobs of the shared queue by state, every replica's.")
-		states := make([]string, 0, len(qs.States))
-		for st := range qs.States {
-			states = append(states, st)
-		}
-		sort.Strings(states)
-		for _, st := range states {
+		for _, st := range slices.Sorted(maps.Keys(qs.States)) {
 			fmt.Fprintf(w, "kinetoscope_queue_jobs{state=%q} %d\n", st, qs.States[st])
 		}
 		simple(w, "kinetoscope_queue_retried_jobs", "gauge", "Analysis jobs of the shared queue that needed more than one attempt.", qs.Retried)
