@@ -110,15 +110,3 @@ func (s *Server) chartTimeout(ctx context.Context) error {
 	return echo.NewHTTPError(http.StatusServiceUnavailable, fmt.Sprintf(
 		"chart not drawn within %s (the server's --chart-timeout): the chart workers are busy or the trace is large; try again later", s.cfg.ChartTimeout))
 }
-
-// drawUncached draws a chart that is not cached (a diff depends on two
-// reports and its options) on the chart pool, within the time bound.
-func (s *Server) drawUncached(ctx context.Context, draw func() ([]byte, error)) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.ChartTimeout)
-	defer cancel()
-	if err := s.acquireChart(ctx); err != nil {
-		return nil, err
-	}
-	defer s.releaseChart()
-	return draw()
-}

@@ -71,13 +71,21 @@ func (s *Server) getDiffChart(c echo.Context) error {
 	if kind != "diff" {
 		return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("unknown diff chart %q: have diff.svg, diff.png", kind))
 	}
-	d, err := s.Diff(c.Request().Context(), c.QueryParams())
+	ctx := c.Request().Context()
+	in, err := s.diffInputs(ctx, c.QueryParams())
 	if err != nil {
 		return err
 	}
-	img, err := s.drawUncached(c.Request().Context(), func() ([]byte, error) { return driver.DiffChart(d, render.Format(format)) })
+	img, err := s.renderChart(ctx, in.chartKey(format), func(context.Context) ([]byte, error) {
+		d, err := in.compare()
+		if err != nil {
+			return nil, err
+		}
+		return driver.DiffChart(d, render.Format(format))
+	})
 	if err != nil {
 		return fmt.Errorf("diff chart: %w", err)
 	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "private, max-age=60")
 	return c.Blob(http.StatusOK, chartType(format), img)
 }

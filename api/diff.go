@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
 	"kinetoscope/driver"
 )
@@ -49,27 +50,58 @@ func (s *Server) getDiff(c echo.Context) error {
 // head, on the rank given by rank (default: all ranks, pooled per step)
 // and the steps of phase (default: decode).
 func (s *Server) Diff(ctx context.Context, q url.Values) (*diff.Diff, error) {
-	baseID, headID := q.Get("base"), q.Get("head")
-	if baseID == "" || headID == "" {
+	in, err := s.diffInputs(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return in.compare()
+}
+
+// diffInput is what a diff is made of: the two runs' reports with digests
+// of their stored JSON (chart cache keys), and the options.
+type diffInput struct {
+	baseID, headID     string
+	base, head         *analyze.Report
+	baseHash, headHash string
+	opt                diff.Options
+}
+
+// diffInputs reads the reports and options a diff query names.
+func (s *Server) diffInputs(ctx context.Context, q url.Values) (*diffInput, error) {
+	in := &diffInput{baseID: q.Get("base"), headID: q.Get("head")}
+	if in.baseID == "" || in.headID == "" {
 		return nil, echo.NewHTTPError(http.StatusBadRequest, "diff needs two runs: ?base=RUN_ID&head=RUN_ID")
 	}
-	opt, err := diffOptions(q)
-	if err != nil {
+	var err error
+	if in.opt, err = diffOptions(q); err != nil {
 		return nil, err
 	}
-	base, err := s.Report(ctx, baseID)
-	if err != nil {
+	if in.base, in.baseHash, err = s.reportWithHash(ctx, in.baseID); err != nil {
 		return nil, err
 	}
-	head, err := s.Report(ctx, headID)
-	if err != nil {
+	if in.head, in.headHash, err = s.reportWithHash(ctx, in.headID); err != nil {
 		return nil, err
 	}
-	d, err := driver.Compare(base, head, opt)
+	return in, nil
+}
+
+// compare makes the diff; reports that cannot be compared answer 422.
+func (in *diffInput) compare() (*diff.Diff, error) {
+	d, err := driver.Compare(in.base, in.head, in.opt)
 	if err != nil {
 		return nil, echo.NewHTTPError(http.StatusUnprocessableEntity, err.Error())
 	}
 	return d, nil
+}
+
+// chartKey is the cache key of the diff's chart: under the base run (its
+// delete drops it), both reports' digests, the options and the format.
+func (in *diffInput) chartKey(format string) string {
+	rank := "all"
+	if in.opt.Rank != nil {
+		rank = strconv.Itoa(*in.opt.Rank)
+	}
+	return fmt.Sprintf("%s/%s-diff-%s-%s-r%s-p%s.%s", in.baseID, in.baseHash, in.headID, in.headHash, rank, in.opt.Phase, format)
 }
 
 // diffOptions parses the rank and phase of a diff query.

@@ -122,3 +122,43 @@ func roundTrip[T any](t *testing.T, v T) T {
 	must(t, json.Unmarshal(b, &out))
 	return out
 }
+
+// A diff chart is drawn once per pair of reports, options and format, and
+// kept with the base run's charts: asked again it comes from the cache, a
+// delete of the base run drops it.
+func TestDiffChartCached(t *testing.T) {
+	data := t.TempDir()
+	s := startServer(t, api.Config{DataDir: data})
+	a := uploadFile(t, s.URL, testkit.Public(t, traceH100), "")
+	b := uploadFile(t, s.URL, testkit.Public(t, traceMI300), "")
+	waitRun(t, s.URL, a.ID)
+	waitRun(t, s.URL, b.ID)
+	chart := func(query string) string {
+		code, img := do(t, "GET", s.URL+"/api/v1/diff/charts/diff.svg?base="+a.ID+"&head="+b.ID+query, "", nil)
+		if code != 200 || !strings.Contains(string(img), "<svg") {
+			t.Fatalf("diff chart %s: %d", query, code)
+		}
+		return string(img)
+	}
+	cached := func() int {
+		files, _ := filepath.Glob(filepath.Join(data, "charts", a.ID, "*diff*"))
+		return len(files)
+	}
+	first := chart("")
+	if n := cached(); n != 1 {
+		t.Fatalf("%d diff charts cached after one request, want 1", n)
+	}
+	if again := chart(""); again != first || cached() != 1 {
+		t.Errorf("the same diff chart again: equal %v, %d cached", again == first, cached())
+	}
+	chart("&phase=all")
+	if n := cached(); n != 2 {
+		t.Errorf("%d diff charts cached for two option sets, want 2", n)
+	}
+	if code, _ := do(t, "DELETE", s.URL+"/api/v1/runs/"+a.ID, "", nil); code != 204 {
+		t.Fatalf("delete: %d", code)
+	}
+	if n := cached(); n != 0 {
+		t.Errorf("%d diff charts left after the base run was deleted", n)
+	}
+}
