@@ -14,6 +14,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -361,7 +363,28 @@ type s3Blob struct {
 	key  string
 	obj  *minio.Object
 	size int64
+	// mu guards windows, the object's bytes fetched ahead for small
+	// ReadAts (newest first): a zip member's decompressor reads 4 KiB at a
+	// time, one ranged GET each without them.
+	mu      sync.Mutex
+	windows []readWindow
+	gets    atomic.Int64 // ranged GETs sent, for tests
 }
+
+// readWindow is a range of the object fetched ahead.
+type readWindow struct {
+	off  int64
+	data []byte
+}
+
+// Read-ahead of small ReadAts: a ReadAt shorter than readAheadBytes is
+// served from (or fetches) a window of that many bytes; a blob keeps at
+// most readAheadWindows of them, for readers at different offsets (a zip
+// directory and a member, say).
+const (
+	readAheadBytes   = 1 << 20
+	readAheadWindows = 4
+)
 
 // Read implements io.Reader.
 func (b *s3Blob) Read(p []byte) (int, error) {
@@ -372,7 +395,9 @@ func (b *s3Blob) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// ReadAt implements io.ReaderAt with one ranged GET of the bytes asked for.
+// ReadAt implements io.ReaderAt: a large read is one ranged GET of the
+// bytes asked for, a small one comes from a window fetched ahead (see
+// readAheadBytes).
 func (b *s3Blob) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("read %s at %d: negative offset", b.key, off)
@@ -383,6 +408,67 @@ func (b *s3Blob) ReadAt(p []byte, off int64) (int, error) {
 		}
 		return 0, nil
 	}
+	if len(p) >= readAheadBytes {
+		return b.readRange(p, off)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	w, err := b.window(off)
+	if err != nil {
+		return 0, err
+	}
+	n := copy(p, w.data[off-w.off:])
+	if n < len(p) {
+		if off+int64(n) >= b.size {
+			return n, io.EOF
+		}
+		// p runs past the window: the rest from the next one.
+		m, err := b.readAtLocked(p[n:], off+int64(n))
+		return n + m, err
+	}
+	return n, nil
+}
+
+// readAtLocked is ReadAt with mu held, for the part of a small read that
+// runs into the next window.
+func (b *s3Blob) readAtLocked(p []byte, off int64) (int, error) {
+	w, err := b.window(off)
+	if err != nil {
+		return 0, err
+	}
+	n := copy(p, w.data[off-w.off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// window returns a window holding the byte at off, fetching it when no
+// window does; mu is held.
+func (b *s3Blob) window(off int64) (*readWindow, error) {
+	for i := range b.windows {
+		if w := &b.windows[i]; off >= w.off && off < w.off+int64(len(w.data)) {
+			if i > 0 { // newest first
+				b.windows[0], b.windows[i] = b.windows[i], b.windows[0]
+			}
+			return &b.windows[0], nil
+		}
+	}
+	data := make([]byte, min(readAheadBytes, b.size-off))
+	if _, err := b.readRange(data, off); err != nil && err != io.EOF {
+		return nil, err
+	}
+	if len(b.windows) < readAheadWindows {
+		b.windows = append(b.windows, readWindow{})
+	}
+	copy(b.windows[1:], b.windows[:len(b.windows)-1])
+	b.windows[0] = readWindow{off: off, data: data}
+	return &b.windows[0], nil
+}
+
+// readRange fills p from the object at off with one ranged GET.
+func (b *s3Blob) readRange(p []byte, off int64) (int, error) {
+	b.gets.Add(1)
 	n := min(int64(len(p)), b.size-off)
 	var opts minio.GetObjectOptions
 	if err := opts.SetRange(off, off+n-1); err != nil {

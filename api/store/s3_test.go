@@ -1,10 +1,12 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
@@ -278,6 +280,57 @@ func TestOpenBlobs(t *testing.T) {
 		}
 		if !strings.Contains(got, tc.want) {
 			t.Errorf("OpenBlobs(%s) = %s, want %s", tc.url, got, tc.want)
+		}
+	}
+}
+
+// Small ReadAts (a zip member's decompressor reads 4 KiB at a time) come
+// from windows fetched ahead, one ranged GET a window, with the same bytes
+// as the object's; reads that span windows, large reads and reads at the
+// end return what io.ReaderAt promises.
+func TestS3ReadAhead(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenS3(ctx, s3test.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 5*readAheadBytes+12345)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	sha, _, err := s.Put(ctx, bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bl, err := s.Open(ctx, sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bl.Close()
+	b := bl.(*s3Blob)
+	got, err := io.ReadAll(bufio.NewReaderSize(io.NewSectionReader(b, 0, b.Size()), 4096))
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("sequential 4 KiB reads: %d bytes, %v; equal %v", len(got), err, bytes.Equal(got, data))
+	}
+	if n, most := b.gets.Load(), int64(len(data)/readAheadBytes+1); n > most {
+		t.Errorf("%d ranged GETs for %d bytes read 4 KiB at a time, want at most %d", n, len(data), most)
+	}
+	for _, tc := range []struct {
+		off, n int64
+		eof    bool
+	}{
+		{readAheadBytes - 10, 100, false},           // spans two windows
+		{3 * readAheadBytes, readAheadBytes, false}, // large: its own GET
+		{int64(len(data)) - 50, 100, true},          // past the end
+		{int64(len(data)) - 50, 50, false},          // to the end exactly
+		{7, 1, false},
+	} {
+		p := make([]byte, tc.n)
+		n, err := b.ReadAt(p, tc.off)
+		want := min(tc.n, int64(len(data))-tc.off)
+		if int64(n) != want || !bytes.Equal(p[:n], data[tc.off:tc.off+want]) || (err == io.EOF) != tc.eof || (err != nil && err != io.EOF) {
+			t.Errorf("ReadAt(%d bytes at %d) = %d, %v; want %d bytes, EOF %v", tc.n, tc.off, n, err, want, tc.eof)
 		}
 	}
 }
