@@ -1,10 +1,11 @@
 package analyze
 
 import (
-	"kinetoscope/ingest"
 	"regexp"
 	"strings"
 	"testing"
+
+	"kinetoscope/ingest"
 )
 
 func TestParseStepAnnotations(t *testing.T) {

@@ -146,7 +146,7 @@ func (s *Server) sources(ctx context.Context, files []store.File) []ingest.Sourc
 	names := layoutNames(files)
 	srcs := make([]ingest.Source, len(files))
 	for i, f := range files {
-		srcs[i] = ingest.Source{Name: names[i], Size: f.Size, Open: func() (ingest.SourceReader, error) {
+		srcs[i] = ingest.Source{Name: names[i], Size: f.Size, Format: f.Kind, Open: func() (ingest.SourceReader, error) {
 			b, err := s.blobs.Open(ctx, f.SHA256)
 			if errors.Is(err, store.ErrNotFound) {
 				return nil, fmt.Errorf("the stored file (sha256 %s) is %w", f.SHA256, errBlobMissing)

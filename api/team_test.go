@@ -323,7 +323,7 @@ func TestTeamDeleteDuringUpload(t *testing.T) {
 	_, err = conn.Write(all[:cut])
 	must(t, err)
 	waitFor(t, "the first file held", func() bool {
-		return pgCount(t, meta, `SELECT count(*) FROM blob_holds WHERE sha256 = '`+sha+`'`) == 1
+		return pgtest.Count(t, meta, `SELECT count(*) FROM blob_holds WHERE sha256 = $1`, sha) == 1
 	})
 
 	if code, _ := do(t, "DELETE", a.URL+"/api/v1/runs/"+old.ID, "", nil); code != http.StatusNoContent {
@@ -345,18 +345,7 @@ func TestTeamDeleteDuringUpload(t *testing.T) {
 	if code, got := do(t, "GET", a.URL+"/api/v1/runs/"+c.ID+"/trace?file="+url.QueryEscape(c.Run.Files[0].Name), "", nil); code != 200 || !bytes.Equal(got, want) {
 		t.Errorf("the held file after the delete: %d, %d bytes, want the %d uploaded", code, len(got), len(want))
 	}
-	if n := pgCount(t, meta, `SELECT count(*) FROM blob_holds`); n != 0 {
+	if n := pgtest.Count(t, meta, `SELECT count(*) FROM blob_holds`); n != 0 {
 		t.Errorf("%d holds left after the upload", n)
 	}
-}
-
-// pgCount returns the number query q answers in the database at url.
-func pgCount(t testing.TB, url, q string) int {
-	t.Helper()
-	conn, err := pgx.Connect(context.Background(), url)
-	must(t, err)
-	defer conn.Close(context.Background())
-	var n int
-	must(t, conn.QueryRow(context.Background(), q).Scan(&n))
-	return n
 }

@@ -16,6 +16,11 @@ type Source struct {
 	Name string
 	// Size is the file's length in bytes.
 	Size int64
+	// Format is the file's format when known (FormatJSON, FormatGzip,
+	// FormatTar, FormatTarGz, FormatZip: what Limits.Check found when it
+	// was stored); "" has it told from the file's first bytes, which costs
+	// one more Open.
+	Format string
 	// Open opens the file. It may be called more than once; each reader is
 	// closed once read.
 	Open func() (SourceReader, error)
@@ -54,10 +59,18 @@ func OpenSources(srcs []Source, opt Options) (*Set, error) {
 	return c.set, nil
 }
 
-// sourceEntry looks at the head of src: an archive is read at its turn, a
-// trace file with the others.
+// sourceEntry files src by its format (from its first bytes when not
+// given): an archive is read at its turn, a trace file with the others.
 func sourceEntry(src Source) dirEntry {
 	e := dirEntry{path: src.Name, size: src.Size, open: src.Open}
+	switch src.Format {
+	case FormatTar, FormatTarGz, FormatZip:
+		e.archive = true
+		return e
+	case FormatJSON, FormatGzip:
+		e.read = true
+		return e
+	}
 	r, err := src.Open()
 	if err != nil {
 		e.err = err

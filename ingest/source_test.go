@@ -159,3 +159,38 @@ func TestOpenSourcesErrors(t *testing.T) {
 		t.Error("OpenSources of nothing succeeded")
 	}
 }
+
+// A source whose format is given is opened once (to be read); one without
+// is opened once more to tell its format from its first bytes. Both read
+// to the same traces.
+func TestOpenSourcesFormat(t *testing.T) {
+	paths := realTraces(t, "eager")
+	b, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tgz, _ := archives(t, []string{"rank0.json.gz"}, [][]byte{b})
+	for _, tc := range []struct {
+		name, format string
+		content      []byte
+		opens        int
+	}{
+		{"rank0.json.gz", FormatGzip, b, 1},
+		{"rank0.json.gz", "", b, 2},
+		{"run.tar.gz", FormatTarGz, tgz, 1},
+		{"run.tar.gz", "", tgz, 2},
+	} {
+		opens := 0
+		src := memSource(tc.name, tc.content)
+		open := src.Open
+		src.Format = tc.format
+		src.Open = func() (SourceReader, error) { opens++; return open() }
+		set, err := OpenSources([]Source{src}, Options{})
+		if err != nil || len(set.Traces) != 1 {
+			t.Fatalf("%s (format %q): %v, %d traces", tc.name, tc.format, err, len(set.Traces))
+		}
+		if opens != tc.opens {
+			t.Errorf("%s (format %q): opened %d times, want %d", tc.name, tc.format, opens, tc.opens)
+		}
+	}
+}

@@ -113,17 +113,6 @@ func TestSQLiteLegacy(t *testing.T) {
 	}
 }
 
-// pgCount returns the single number query q answers in database url.
-func pgCount(t *testing.T, url, q string) int {
-	t.Helper()
-	conn, err := pgx.Connect(t.Context(), url)
-	must(t, err)
-	defer conn.Close(context.Background())
-	var n int
-	must(t, conn.QueryRow(t.Context(), q).Scan(&n))
-	return n
-}
-
 // TestPostgresConcurrentOpen: replicas starting at once on an empty
 // database all open it, and the schema is applied once.
 func TestPostgresConcurrentOpen(t *testing.T) {
@@ -151,10 +140,10 @@ func TestPostgresConcurrentOpen(t *testing.T) {
 			t.Errorf("replica %d: %v", i, err)
 		}
 	}
-	if n := pgCount(t, url, `SELECT count(*) FROM goose_db_version WHERE version_id = 1`); n != 1 {
+	if n := pgtest.Count(t, url, `SELECT count(*) FROM goose_db_version WHERE version_id = 1`); n != 1 {
 		t.Errorf("version 1 recorded %d times", n)
 	}
-	if n, want := pgCount(t, url, `SELECT count(*) FROM goose_db_version`), latestVersion(t, "postgres")+1; n != want { // versions 0 to the latest
+	if n, want := pgtest.Count(t, url, `SELECT count(*) FROM goose_db_version`), latestVersion(t, "postgres")+1; n != want { // versions 0 to the latest
 		t.Errorf("%d rows in the version table, want %d", n, want)
 	}
 }
@@ -182,7 +171,7 @@ func TestPostgresMigrationLock(t *testing.T) {
 		t.Fatalf("opened while another replica held the migration lock: %v", err)
 	case <-time.After(1500 * time.Millisecond):
 	}
-	if n := pgCount(t, url, `SELECT count(*) FROM pg_tables WHERE tablename = 'runs'`); n != 0 {
+	if n := pgtest.Count(t, url, `SELECT count(*) FROM pg_tables WHERE tablename = 'runs'`); n != 0 {
 		t.Fatal("migrated while another replica held the migration lock")
 	}
 	_, err = holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, migrationLockID)
@@ -193,7 +182,7 @@ func TestPostgresMigrationLock(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("still waiting 30s after the lock was released")
 	}
-	if n := pgCount(t, url, `SELECT count(*) FROM pg_tables WHERE tablename = 'runs'`); n != 1 {
+	if n := pgtest.Count(t, url, `SELECT count(*) FROM pg_tables WHERE tablename = 'runs'`); n != 1 {
 		t.Fatal("no runs table after the migration")
 	}
 }
@@ -266,7 +255,7 @@ func TestOpenMeta(t *testing.T) {
 			}
 		})
 	}
-	if n := pgCount(t, pg, `SELECT count(*) FROM runs`); n != 2 {
+	if n := pgtest.Count(t, pg, `SELECT count(*) FROM runs`); n != 2 {
 		t.Errorf("%d runs in the PostgreSQL database, want the 2 both schemes made", n)
 	}
 }

@@ -2,9 +2,10 @@ package web
 
 import (
 	"fmt"
-	"kinetoscope/analyze/diff"
 	"slices"
 	"strings"
+
+	"kinetoscope/analyze/diff"
 )
 
 // diffRows is how many kernels each kernel table of the diff page lists.

@@ -3,11 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"kinetoscope/internal/testkit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"kinetoscope/internal/testkit"
 )
 
 func runCmd(args ...string) (int, string, string) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"kinetoscope/internal/testkit"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"kinetoscope/ingest"
+	"kinetoscope/internal/testkit"
 )
 
 func TestBenchJSON(t *testing.T) {

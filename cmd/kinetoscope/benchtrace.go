@@ -7,12 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"kinetoscope/ingest"
 	"os"
 	"regexp"
 	"strconv"
 
 	"github.com/klauspost/compress/gzip"
+
+	"kinetoscope/ingest"
 )
 
 // A large trace of a real shape is built from a real trace by repeating its

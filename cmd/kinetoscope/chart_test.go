@@ -3,11 +3,12 @@ package main
 import (
 	"bytes"
 	"image/png"
-	"kinetoscope/internal/testkit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"kinetoscope/internal/testkit"
 )
 
 func TestRunChartKinds(t *testing.T) {

@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"kinetoscope/internal/testkit"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -35,7 +34,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"kinetoscope/internal/testkit"
 )
 
 // InstallHint is what to do when the PostgreSQL binaries are missing.
@@ -337,4 +339,21 @@ func (c *cluster) removeDir() {
 	if err := os.RemoveAll(c.dir); err != nil {
 		fmt.Fprintf(os.Stderr, "pgtest: remove %s: %v\n", c.dir, err)
 	}
+}
+
+// Count returns the number that query (a SELECT count(*) ..., with
+// args in $N placeholders) answers in the database at url.
+func Count(tb testing.TB, url, query string, args ...any) int {
+	tb.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		tb.Fatalf("pgtest: connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, query, args...).Scan(&n); err != nil {
+		tb.Fatalf("pgtest: %s: %v", query, err)
+	}
+	return n
 }

@@ -23,7 +23,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"kinetoscope/internal/testkit"
 	"net/http"
 	"os"
 	"os/exec"
@@ -37,6 +36,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"kinetoscope/internal/testkit"
 )
 
 // Version is the versitygw module version the harness builds.
