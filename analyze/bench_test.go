@@ -153,3 +153,43 @@ func benchAnalyze(b *testing.B, set *ingest.Set) {
 	}
 	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
 }
+
+// BenchmarkClassifyNames classifies each distinct GPU event name of the
+// public traces once, as a trace's analysis does: the fixed cost of
+// classification, which on real traces of ordinary size can exceed the
+// time to read them.
+func BenchmarkClassifyNames(b *testing.B) {
+	type named struct {
+		name string
+		kind ingest.GPUKind
+	}
+	var names []named
+	files, err := filepath.Glob("../sampletraces/public/*.json.gz")
+	if err != nil || len(files) == 0 {
+		b.Fatalf("no public traces: %v", err)
+	}
+	for _, f := range files {
+		tr, err := ingest.ReadFile(f, ingest.Options{})
+		if err != nil {
+			continue
+		}
+		seen := map[ingest.StrID]bool{}
+		for _, e := range tr.GPU.All() {
+			if !seen[e.Name] {
+				seen[e.Name] = true
+				names = append(names, named{tr.Name(e.Name), e.Kind})
+			}
+		}
+	}
+	c, err := NewClassifier(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		for _, n := range names {
+			c.Match(n.name, n.kind, "", false)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(names)), "ns/name")
+}

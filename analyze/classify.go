@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"regexp"
 
 	"kinetoscope/ingest"
 )
@@ -15,9 +14,9 @@ type Classifier struct {
 
 type compiledRule struct {
 	Rule
-	re       *regexp.Regexp
-	coll     *regexp.Regexp // nil when the rule has no collective restriction
-	kind     int            // -1: any category
+	re       *namePattern
+	coll     *namePattern // nil when the rule has no collective restriction
+	kind     int          // -1: any category
 	sampling bool
 }
 
@@ -34,9 +33,15 @@ func NewClassifier(user []Rule) (*Classifier, error) {
 		if err := checkRule(r); err != nil {
 			return nil, fmt.Errorf("rule %d: %w", i+1, err)
 		}
-		cr := compiledRule{Rule: r, re: regexp.MustCompile(r.Pattern), sampling: r.Phase == PhaseSampling}
+		cr := compiledRule{Rule: r, sampling: r.Phase == PhaseSampling}
+		var err error
+		if cr.re, err = compileNamePattern(r.Pattern); err != nil {
+			return nil, fmt.Errorf("rule %d: pattern: %w", i+1, err)
+		}
 		if r.Collective != "" {
-			cr.coll = regexp.MustCompile(r.Collective)
+			if cr.coll, err = compileNamePattern(r.Collective); err != nil {
+				return nil, fmt.Errorf("rule %d: collective: %w", i+1, err)
+			}
 		}
 		cr.kind, _ = categoryKind(r.Category)
 		c.rules = append(c.rules, cr)
@@ -64,15 +69,16 @@ func (c *Classifier) Match(name string, kind ingest.GPUKind, coll string, sampli
 // have changed the answer: a restricted rule ahead of the winner matched
 // the name.
 func (c *Classifier) match(name string, kind ingest.GPUKind, coll string, sampling bool) (b BucketID, collDep, phaseDep bool) {
+	lower, collLower := asciiLower(name), asciiLower(coll)
 	for i := range c.rules {
 		r := &c.rules[i]
 		if r.kind >= 0 && r.kind != int(kind) {
 			continue
 		}
-		if !r.re.MatchString(name) {
+		if !r.re.match(name, lower) {
 			continue
 		}
-		if r.coll != nil && (coll == "" || !r.coll.MatchString(coll)) {
+		if r.coll != nil && (coll == "" || !r.coll.match(coll, collLower)) {
 			collDep = true
 			continue
 		}

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"regexp"
 	"sort"
 	"strings"
 
@@ -80,8 +79,11 @@ func (ec *eventClassifier) bucket(ev *ingest.GPUEvent, l *ingest.Launch) uint8 {
 	return b
 }
 
-// reSampler names CPU annotations that mark sampling.
-var reSampler = regexp.MustCompile(`(?i)sampl`)
+// samplerPattern names CPU annotations that mark sampling.
+const samplerPattern = `(?i)sampl`
+
+// samplerNames matches samplerPattern.
+var samplerNames = mustNamePattern(samplerPattern)
 
 // samplerSpans are the CPU annotations that mark sampling, per thread,
 // sorted by start.
@@ -97,7 +99,7 @@ func findSamplerSpans(t *ingest.Trace) samplerSpans {
 		is, ok := ids[a.Name]
 		if !ok {
 			n := t.Name(a.Name)
-			is = reSampler.MatchString(n) && !strings.HasPrefix(n, "execute_")
+			is = samplerNames.MatchString(n) && !strings.HasPrefix(n, "execute_")
 			ids[a.Name] = is
 		}
 		if is {

@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -247,9 +246,12 @@ func cmpInt64(a, b int64) int {
 	return 0
 }
 
-// reTraining names kernels that only training runs: backward passes and
-// optimizers.
-var reTraining = regexp.MustCompile(`(?i)backward|_bwd|bwd_|wgrad|dgrad|adam|sgd|optimizer|grad_input`)
+// trainingPattern names kernels that only training runs: backward passes
+// and optimizers.
+const trainingPattern = `(?i)backward|_bwd|bwd_|wgrad|dgrad|adam|sgd|optimizer|grad_input`
+
+// trainingNames matches trainingPattern.
+var trainingNames = mustNamePattern(trainingPattern)
 
 // Thresholds of the kernel evidence for prefill: a step whose kernel time
 // and GEMM time both reach these multiples of the median step's.

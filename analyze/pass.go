@@ -210,7 +210,7 @@ type interval struct {
 func (p *rankPass) training() bool {
 	for k := range p.ec.names {
 		for id, ni := range p.ec.names[k] {
-			if ni.done && reTraining.MatchString(p.t.Name(ingest.StrID(id))) {
+			if ni.done && trainingNames.MatchString(p.t.Name(ingest.StrID(id))) {
 				return true
 			}
 		}
