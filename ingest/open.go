@@ -182,9 +182,10 @@ func (c *collector) readArchive(e dirEntry) {
 }
 
 // maxFilesAtOnce bounds the files of a directory read at the same time:
-// each holds blocksInFlight blocks besides its trace, so memory stays
-// bounded whatever the number of ranks.
-const maxFilesAtOnce = 4
+// each holds blocksInFlight+2 blocks (about 6 MiB) besides its trace, so
+// memory stays bounded whatever the number of ranks. Eight is a TP8
+// profile at once, on a machine of 8 or more cores.
+const maxFilesAtOnce = 8
 
 // readFiles reads the trace files of found, workers at a time (dir asks
 // for as many as there are processors, at most maxFilesAtOnce): one file's
