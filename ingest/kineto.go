@@ -1,8 +1,8 @@
 package ingest
 
 import (
-	"bytes"
 	"encoding/binary"
+	"math/bits"
 )
 
 // Fast paths for events laid out the way Kineto's writer lays them out:
@@ -39,8 +39,8 @@ func (s *scanner) kinetoPrefix(i int, ev *rawEvent) (next int, done bool, err er
 	}
 	ev.ph, ev.cat = phaseX, b[j:q]
 	ev.class = classify(ev.cat)
-	if ev.class == catPython {
-		return s.pythonName(q+1, ev)
+	if ev.class == catPython || ev.class == catCPUOp {
+		return s.eventName(q+1, ev)
 	}
 	if ev.droppable() {
 		ev.dropped = true
@@ -69,26 +69,21 @@ const (
 	compactNameSep = `,"name":"`
 )
 
-// pythonName reads the name of a python_function event at i, right after
-// its category, when it comes next the way Kineto's writer or compact JSON
-// writes it, and drops the event unless stepMarkFunction keeps it: most
-// events of a with_stack trace are python_function events, and their names
-// are found with one bytes.IndexByte. Otherwise it returns the position of
+// eventName reads the name of a python_function or cpu_op event at i,
+// right after its category, when it comes next the way Kineto's writer or
+// compact JSON writes it, and drops the event unless stepMarkFunction or
+// keptCPUOp keeps it: most events of a trace are of these categories, and
+// most of them are dropped by name. Otherwise it returns the position of
 // the next member, as kinetoPrefix does.
-func (s *scanner) pythonName(i int, ev *rawEvent) (next int, done bool, err error) {
+func (s *scanner) eventName(i int, ev *rawEvent) (next int, done bool, err error) {
 	b := s.buf
 	j := skipEither(b, i, kinetoNameSep, compactNameSep)
 	if j < 0 {
 		return s.after(i, "an event")
 	}
-	q := bytes.IndexByte(b[j:], '"') + j
-	if q < j {
+	q := closingQuote(b, j)
+	if q < 0 {
 		return 0, false, errShort
-	}
-	if b[q-1] == '\\' { // an escaped quote: read the string properly
-		if q = closingQuote(b, j); q < 0 {
-			return 0, false, errShort
-		}
 	}
 	ev.name = b[j:q]
 	if ev.droppable() {
@@ -132,6 +127,10 @@ func (s *scanner) kinetoBody(i int, ev *rawEvent) (next int, done bool, err erro
 // that starts otherwise is left to the general loop (i is returned
 // unchanged); one that goes on otherwise is left to it after its phase.
 func (s *scanner) kinetoFlow(i int, ev *rawEvent) (next int, done bool, err error) {
+	if next, ok := s.flowEvent(i, ev); ok {
+		next, err = s.skipRest(next)
+		return next, true, err
+	}
 	b := s.buf
 	j := i + keyPh.n
 	if i+8 > len(b) || !keyPh.at(b[i:]) {
@@ -248,3 +247,121 @@ var (
 	keyDur  = newMemberKey(`"dur":`)
 	keyCat  = newMemberKey(`"cat":`)
 )
+
+// flowEvent reads, in one pass, the start of a flow event laid out the way
+// Kineto writes it or as compact JSON: a one-letter phase other than X and
+// M, then id, pid, tid and ts with unsigned numbers (ts with a fraction or
+// not), then cat. When the category says the event is dropped, it sets
+// ev's phase, category and class, marks it dropped and returns the
+// position after the category (ok). Anything else, and an end of buf
+// before the category's end, leaves ev as it was and returns false: the
+// general parse of kinetoFlow reads the event from i, and reads such text
+// to the same result.
+func (s *scanner) flowEvent(i int, ev *rawEvent) (next int, ok bool) {
+	b := s.buf
+	j := i + keyPh.n
+	if j+4 > len(b) || !keyPh.at(b[i:]) {
+		return 0, false
+	}
+	if b[j] == ' ' {
+		j++
+	}
+	at, ph := j+1, b[j+1]
+	if b[j] != '"' || b[j+2] != '"' || ph == 'X' || ph == 'M' || ph < ' ' || ph == '\\' || ph == '"' {
+		return 0, false
+	}
+	j += 3
+	for _, m := range [...]struct {
+		key      memberKey
+		fraction bool
+	}{{keyID, false}, {keyPid, false}, {keyTid, false}, {keyTs, true}} {
+		if j = memberStart(b, j, m.key); j < 0 {
+			return 0, false
+		}
+		if j = unsignedEnd(b, j, m.fraction); j < 0 {
+			return 0, false
+		}
+	}
+	if j = memberStart(b, j, keyCat); j < 0 || j >= len(b) || b[j] != '"' {
+		return 0, false
+	}
+	q := indexQuote(b, j+1)
+	if q < 0 || b[q-1] == '\\' {
+		return 0, false
+	}
+	cat := b[j+1 : q]
+	c := classify(cat)
+	switch c {
+	case catAC2G, catFwdBwd, catAsyncCPUToGPU, catCPUInstant, catOverhead, catTrace, catOther:
+	default: // kept, or no category: left to the general parse
+		return 0, false
+	}
+	if q+1 >= len(b) || b[q+1] != ',' {
+		return 0, false // the general parse checks what follows
+	}
+	ev.ph, ev.cat, ev.class, ev.dropped = b[at:at+1], cat, c, true
+	return q + 1, true
+}
+
+// memberStart returns the position of the value of the member with the
+// given key after the comma at j, when the comma is followed by nothing, a
+// space or Kineto's line break and four spaces, and the key's colon by
+// nothing or a space; -1 otherwise (and near the end of b).
+func memberStart(b []byte, j int, key memberKey) int {
+	if j+16 > len(b) || b[j] != ',' {
+		return -1
+	}
+	switch j++; b[j] {
+	case '"':
+	case ' ':
+		j++
+	case '\n':
+		if string(b[j+1:j+5]) != "    " {
+			return -1
+		}
+		j += 5
+	default:
+		return -1
+	}
+	if !key.at(b[j:]) {
+		return -1
+	}
+	if j += key.n; b[j] == ' ' {
+		j++
+	}
+	return j
+}
+
+// unsignedEnd returns the position after the unsigned decimal number at j,
+// digits with, if fraction, a '.' and more digits or not, when a comma
+// follows it; -1 otherwise (and near the end of b). The general parse
+// reads such a number as one literal too.
+func unsignedEnd(b []byte, j int, fraction bool) int {
+	e := digitsEnd(b, j)
+	if e <= j {
+		return -1
+	}
+	if fraction && b[e] == '.' {
+		f := digitsEnd(b, e+1)
+		if f <= e+1 {
+			return -1
+		}
+		e = f
+	}
+	if b[e] != ',' {
+		return -1
+	}
+	return e
+}
+
+// digitsEnd returns the position after the run of ASCII digits at j, read
+// eight bytes at a time, or -1 when b ends within eight bytes of its end.
+func digitsEnd(b []byte, j int) int {
+	for j+8 <= len(b) {
+		n := bits.TrailingZeros64(nonDigits(binary.LittleEndian.Uint64(b[j:]))) / 8
+		if j += n; n < 8 {
+			return j
+		}
+	}
+	return -1
+}
