@@ -114,11 +114,38 @@ func (s *scanner) kinetoBody(i int, ev *rawEvent) (next int, done bool, err erro
 		next, err = s.skipRest(i)
 		return next, true, err
 	}
-	if i, done, err = s.after(i, "an event"); done || err != nil {
+	ms := []member{{keyPid, &ev.pid}, {keyTid, &ev.tid}, {keyTs, &ev.ts}, {keyDur, &ev.dur}}
+	n := 0
+	i, n = s.numberMembers(i, ms)
+	if i, done, err = s.after(i, "an event"); done || err != nil || n == len(ms) {
 		return i, done, err
 	}
-	i, _, done, err = s.members(i, []member{{keyPid, &ev.pid}, {keyTid, &ev.tid}, {keyTs, &ev.ts}, {keyDur, &ev.dur}})
+	i, _, done, err = s.members(i, ms[n:])
 	return i, done, err
+}
+
+// numberMembers reads the members after the separator at i as far as
+// their keys are those of ms, in that order, and their values unsigned
+// decimal numbers followed by a comma, the way Kineto's writer and
+// compact JSON write an event's pid, tid, ts and dur (see memberStart and
+// unsignedEnd). It returns the position of the separator after the last
+// one read, and how many it read. The general parse reads such members to
+// the same values.
+func (s *scanner) numberMembers(i int, ms []member) (next, n int) {
+	b := s.buf
+	for _, m := range ms {
+		v := memberStart(b, i, m.key)
+		if v < 0 {
+			break
+		}
+		e := unsignedEnd(b, v, true)
+		if e < 0 {
+			break
+		}
+		*m.dst, i = b[v:e], e
+		n++
+	}
+	return i, n
 }
 
 // kinetoFlow reads an event that starts the way Kineto writes flow events

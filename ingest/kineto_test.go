@@ -147,6 +147,21 @@ var kinetoEvents = []string{
 	`{"ph": "f", "id": 44, "pid": 0, "tid": 7, "ts": 5, "cat": "", "name": "empty category"}`,
 	`{"ph": "f", "id": 44, "pid": 0, "tid": 7, "ts": 5, "cat": "user_annotation", "name": "kept category"}`,
 	`{"ph": "M", "id": 44, "pid": 0, "tid": 7, "ts": 5, "cat": "ac2g", "name": "thread_name"}`,
+	// Kept events: numberMembers and the number args, and near misses.
+	`{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":652,"tid":652,"ts":5133109885499.017,"dur":49.039,"args":{"External id":9,"cbid":211,"correlation":20}}`,
+	`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1661203463029548,"dur":3,"args":{"External id":18,"queued":0,"device":0,"context":1,"stream":7,"correlation":44,"blocks per SM":7.757576,"grid":[512, 2, 1],"block":[256, 1, 1]}}`,
+	`{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 652, "tid": 652, "ts": 5.1e3, "dur": -49.039,
+   "args": {"External id": -9, "cbid": 2.5e1, "correlation": 1234567890123456789012}}`,
+	`{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 652, "tid": 652, "ts": 5, "dur": 49.0,
+   "args": {"External id": 9.5, "cbid": 7.0, "correlation": 123456789012345678}}`,
+	`{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 652, "tid": 652, "ts": 5, "dur": 4,
+   "args": {"External id": "9", "cbid": true, "correlation": 1234567890123456789}}`,
+	`{"ph": "X", "cat": "kernel", "name": "k", "pid": "0", "tid": 7, "ts": 5, "dur": 4, "args": {"correlation": 1 }}`,
+	`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 4}`,
+	`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5,"dur": 4 , "args": {"correlation": 1}}`,
+	`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0,` + "\n\t" + `"tid": 7, "ts": 5, "dur": 4, "args": {"correlation":` + "\n" + `1}}`,
+	`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "dur": 4, "ts": 5, "args": {"correlation": 1}}`,
+	`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 4e0, "args": {"correlation": 1}}`,
 	// cpu_op and python_function events: eventName's layouts and near misses.
 	`{"ph":"X","cat":"cpu_op","name":"aten::view","pid":652,"tid":652,"ts":5133109882446.553,"dur":8.139,"args":{"External id":5,"Concrete Inputs":["", "[-1]"],"Input Dims":[[4, 128], []],"Ev Idx":5}}`,
 	`{"ph":"X","cat":"cpu_op","name":"aten::embedding","pid":652,"tid":652,"ts":5133109885345.644,"dur":211.883,"args":{"External id":11,"Input Dims":[[128256, 4096], [512], [], [], []],"Ev Idx":11}}`,
@@ -216,6 +231,42 @@ func TestFastPathErrors(t *testing.T) {
 	} {
 		if _, err := Read(strings.NewReader(`{"traceEvents": [`+ev+`]}`), "bad.json", Options{}); err == nil {
 			t.Errorf("%s: no error", ev)
+		}
+	}
+}
+
+// TestNumberFastPaths checks that digitsArg and numberEnd, where they read
+// a number, read what literal and parseInt read, and that they leave to
+// them what they do not read.
+func TestNumberFastPaths(t *testing.T) {
+	for _, tc := range []struct {
+		text       string
+		digits, nb bool // digitsArg, numberEnd read it
+	}{
+		{"12345,         ", true, true},
+		{"0}      ", true, true},
+		{"123456789012345678,        ", true, true},
+		{"1234567890123456789,        ", false, true},
+		{"1234567890123456789.5,       ", false, true},
+		{"7.757576,        ", false, true},
+		{"7.,              ", false, true},
+		{"7.5e3,           ", false, false},
+		{"7e3,             ", false, false},
+		{"-7,              ", false, false},
+		{"7x,              ", false, false},
+		{"7.x,             ", false, false},
+		{"\"7\",            ", false, false},
+		{"7,", false, false}, // too near the end: left to literal
+	} {
+		s := &scanner{buf: []byte(tc.text)}
+		raw, end, err := s.literal(0)
+		want, isInt := parseInt(raw)
+		v, e := s.digitsArg(0)
+		if (e >= 0) != tc.digits || e >= 0 && (err != nil || e != end || !isInt || v != want) {
+			t.Errorf("digitsArg(%q) = %d, %d; literal %q, %d, %v; parseInt %d, %v", tc.text, v, e, raw, end, err, want, isInt)
+		}
+		if e := s.numberEnd(0); (e >= 0) != tc.nb || e >= 0 && (err != nil || e != end) {
+			t.Errorf("numberEnd(%q) = %d; literal %q, %d, %v", tc.text, e, raw, end, err)
 		}
 	}
 }
