@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 )
@@ -81,8 +82,17 @@ func (s *scanner) eventName(i int, ev *rawEvent) (next int, done bool, err error
 	if j < 0 {
 		return s.after(i, "an event")
 	}
-	q := closingQuote(b, j)
-	if q < 0 {
+	var q int
+	if ev.class == catPython {
+		// Python names are long ("FILE(LINE): FUNCTION"): one
+		// bytes.IndexByte finds their end.
+		if q = bytes.IndexByte(b[j:], '"') + j; q > j && b[q-1] == '\\' {
+			q = closingQuote(b, j) // an escaped quote: read the string properly
+		}
+	} else {
+		q = closingQuote(b, j)
+	}
+	if q < j {
 		return 0, false, errShort
 	}
 	ev.name = b[j:q]
@@ -338,18 +348,11 @@ func memberStart(b []byte, j int, key memberKey) int {
 	if j+16 > len(b) || b[j] != ',' {
 		return -1
 	}
-	switch j++; b[j] {
-	case '"':
-	case ' ':
+	if j++; b[j] == ' ' {
 		j++
-	case '\n':
-		if string(b[j+1:j+5]) != "    " {
-			return -1
-		}
+	} else if b[j] == '\n' && binary.LittleEndian.Uint32(b[j+1:]) == 0x20202020 {
 		j += 5
-	default:
-		return -1
-	}
+	} // else the key's quote, or a byte that is not the key's
 	if !key.at(b[j:]) {
 		return -1
 	}
