@@ -308,16 +308,20 @@ func (s *scanner) flowEvent(i int, ev *rawEvent) (next int, ok bool) {
 		return 0, false
 	}
 	j += 3
-	for _, m := range [...]struct {
-		key      memberKey
-		fraction bool
-	}{{keyID, false}, {keyPid, false}, {keyTid, false}, {keyTs, true}} {
-		if j = memberStart(b, j, m.key); j < 0 {
-			return 0, false
-		}
-		if j = unsignedEnd(b, j, m.fraction); j < 0 {
-			return 0, false
-		}
+	if j = intEnd(b, memberStart(b, j, keyID)); j < 0 {
+		return 0, false
+	}
+	if j = intEnd(b, memberStart(b, j, keyPid)); j < 0 {
+		return 0, false
+	}
+	if j = intEnd(b, memberStart(b, j, keyTid)); j < 0 {
+		return 0, false
+	}
+	if j = memberStart(b, j, keyTs); j < 0 {
+		return 0, false
+	}
+	if j = unsignedEnd(b, j, true); j < 0 {
+		return 0, false
 	}
 	if j = memberStart(b, j, keyCat); j < 0 || j >= len(b) || b[j] != '"' {
 		return 0, false
@@ -382,6 +386,18 @@ func unsignedEnd(b []byte, j int, fraction bool) int {
 		return -1
 	}
 	return e
+}
+
+// intEnd is unsignedEnd without a fraction, for a j that may be -1 (then
+// it returns -1).
+func intEnd(b []byte, j int) int {
+	if j < 0 {
+		return -1
+	}
+	if e := digitsEnd(b, j); e > j && b[e] == ',' {
+		return e
+	}
+	return -1
 }
 
 // digitsEnd returns the position after the run of ASCII digits at j, read
