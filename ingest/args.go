@@ -226,6 +226,15 @@ func (s *scanner) argField(key argKey, i int, a *argVals) (int, error) {
 			c.seq = seq
 		}
 		return next, err
+	case argGrid, argBlock:
+		if d, e := s.launchDims(i); e >= 0 {
+			if key == argGrid {
+				a.grid = d
+			} else {
+				a.block = d
+			}
+			return e, nil
+		}
 	case argOther:
 		if e := s.numberEnd(i); e >= 0 {
 			return e, nil
@@ -363,4 +372,41 @@ func (s *scanner) numberEnd(i int) int {
 		return -1
 	}
 	return e
+}
+
+// launchDims reads the launch dimension array at i when it is three
+// unsigned integers of at most nine digits, each comma followed by one
+// space or none, as Kineto writes grid and block ("[512, 2, 1]"): the
+// dims that argValue and dims read from it, and the position after it.
+// Otherwise it returns -1 for the position.
+func (s *scanner) launchDims(i int) (d [3]int32, next int) {
+	b := s.buf
+	if i >= len(b) || b[i] != '[' {
+		return d, -1
+	}
+	j := i + 1
+	for k := range d {
+		e := digitsEnd(b, j)
+		if e <= j || e-j > 9 || e+1 >= len(b) {
+			return d, -1
+		}
+		v := int32(0)
+		for _, c := range b[j:e] {
+			v = v*10 + int32(c-'0')
+		}
+		d[k] = v
+		switch {
+		case k == len(d)-1:
+			if b[e] != ']' {
+				return d, -1
+			}
+			return d, e + 1
+		case b[e] != ',':
+			return d, -1
+		case b[e+1] == ' ':
+			e++
+		}
+		j = e + 1
+	}
+	return d, -1
 }

@@ -270,3 +270,34 @@ func TestNumberFastPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestLaunchDims checks that launchDims, where it reads an array, reads
+// what argValue and dims read, and leaves the rest to them.
+func TestLaunchDims(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		fast bool
+	}{
+		{"[512, 2, 1],      ", true},
+		{"[512,2,1]}        ", true},
+		{"[123456789, 999999999, 1]}        ", true},
+		{"[1234567890, 1, 1]}       ", false},
+		{"[512,  2, 1]}     ", false},
+		{"[ 512, 2, 1]}     ", false},
+		{"[512, 2]}         ", false},
+		{"[512, 2, 1, 1]}   ", false},
+		{"[512, -2, 1]}     ", false},
+		{"[512, 2.5, 1]}    ", false},
+		{"[512, 2, 1 ]}     ", false},
+		{`"[512, 2, 1]"}    `, false},
+		{"[512, 2, 1]", false}, // too near the end
+	} {
+		s := &scanner{buf: []byte(tc.text)}
+		var raw []byte
+		end, err := s.argValue(0, &raw)
+		d, e := s.launchDims(0)
+		if (e >= 0) != tc.fast || e >= 0 && (err != nil || e != end || d != dims(raw)) {
+			t.Errorf("launchDims(%q) = %v, %d; argValue %q, %d, %v; dims %v", tc.text, d, e, raw, end, err, dims(raw))
+		}
+	}
+}
