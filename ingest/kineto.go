@@ -107,10 +107,10 @@ func (s *scanner) eventName(i int, ev *rawEvent) (next int, done bool, err error
 // phaseX is the phase of complete events. It is never written.
 var phaseX = []byte("X")
 
-// kinetoBody reads the name, pid, tid, ts and dur members at i, as far as
-// they come in that order, and drops the event as soon as its name says
-// so. It returns the position of the next member (or after the event when
-// done).
+// kinetoBody reads the name, pid, tid, ts, dur and args members at i, as
+// far as they come in that order, and drops the event as soon as its name
+// says so. It returns the position of the next member (or after the event
+// when done).
 func (s *scanner) kinetoBody(i int, ev *rawEvent) (next int, done bool, err error) {
 	if ev.class == catNone {
 		return i, false, nil // metadata: left to the general loop
@@ -127,6 +127,16 @@ func (s *scanner) kinetoBody(i int, ev *rawEvent) (next int, done bool, err erro
 	ms := []member{{keyPid, &ev.pid}, {keyTid, &ev.tid}, {keyTs, &ev.ts}, {keyDur, &ev.dur}}
 	n := 0
 	i, n = s.numberMembers(i, ms)
+	if v := memberStart(s.buf, i, keyArgs); n == len(ms) && v >= 0 && s.buf[v] == '{' {
+		// The args, next in Kineto's order: parsed as the general loop
+		// parses them, without its key parse.
+		next, err = s.parseArgs(v, ev.class, &ev.a)
+		ev.args, ev.argsEnd, ev.argsParsed = v, next, err == nil
+		if err != nil {
+			return 0, false, err
+		}
+		return s.after(next, "an event")
+	}
 	if i, done, err = s.after(i, "an event"); done || err != nil || n == len(ms) {
 		return i, done, err
 	}
@@ -283,6 +293,7 @@ var (
 	keyTs   = newMemberKey(`"ts":`)
 	keyDur  = newMemberKey(`"dur":`)
 	keyCat  = newMemberKey(`"cat":`)
+	keyArgs = newMemberKey(`"args":`)
 )
 
 // flowEvent reads, in one pass, the start of a flow event laid out the way

@@ -162,6 +162,12 @@ var kinetoEvents = []string{
 	`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0,` + "\n\t" + `"tid": 7, "ts": 5, "dur": 4, "args": {"correlation":` + "\n" + `1}}`,
 	`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "dur": 4, "ts": 5, "args": {"correlation": 1}}`,
 	`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 4e0, "args": {"correlation": 1}}`,
+	`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 4, "args": null, "x": 1}`,
+	`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 4, "args": [1, {"correlation": 2}]}`,
+	`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 4, "args": {}, "name": "k2"}`,
+	`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":5,"dur":4,"args":{"correlation":2,"stream":7},"extra":{"a":[1]}}`,
+	`{"ph": "X", "cat": "gpu_user_annotation", "name": "step", "pid": 0, "tid": 7, "ts": 81, "dur": 299,
+    "args": {"stream": 7, "correlation": 3}}`,
 	// cpu_op and python_function events: eventName's layouts and near misses.
 	`{"ph":"X","cat":"cpu_op","name":"aten::view","pid":652,"tid":652,"ts":5133109882446.553,"dur":8.139,"args":{"External id":5,"Concrete Inputs":["", "[-1]"],"Input Dims":[[4, 128], []],"Ev Idx":5}}`,
 	`{"ph":"X","cat":"cpu_op","name":"aten::embedding","pid":652,"tid":652,"ts":5133109885345.644,"dur":211.883,"args":{"External id":11,"Input Dims":[[128256, 4096], [512], [], [], []],"Ev Idx":11}}`,
@@ -228,6 +234,9 @@ func TestFastPathErrors(t *testing.T) {
 		`{"ph": "f", "id": 44, "pid": 0, "tid": 7, "ts": 5 x, "cat": "ac2g"}`,
 		`{"ph": "f", "id": 44, "pid": 0 "tid": 7, "ts": 5, "cat": "ac2g"}`,
 		`{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7`,
+		`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 4, "args": {"correlation": 1 x}}`,
+		`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 4, "args": {"correlation": 1} x}`,
+		`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":5,"dur":4,"args":{"correlation":1,}}`,
 	} {
 		if _, err := Read(strings.NewReader(`{"traceEvents": [`+ev+`]}`), "bad.json", Options{}); err == nil {
 			t.Errorf("%s: no error", ev)
