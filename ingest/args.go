@@ -226,7 +226,19 @@ func (s *scanner) argField(key argKey, i int, a *argVals) (int, error) {
 			c.seq = seq
 		}
 		return next, err
+	case argGrid, argBlock:
+		if d, e := s.launchDims(i); e >= 0 {
+			if key == argGrid {
+				a.grid = d
+			} else {
+				a.block = d
+			}
+			return e, nil
+		}
 	case argOther:
+		if e := s.numberEnd(i); e >= 0 {
+			return e, nil
+		}
 		return s.skip(i)
 	}
 	var raw []byte
@@ -258,6 +270,13 @@ func (s *scanner) argField(key argKey, i int, a *argVals) (int, error) {
 // intArg parses the integer value at i into dst, and sets ok (when not
 // nil) to whether it was one.
 func (s *scanner) intArg(i int, dst *int64, ok *bool) (int, error) {
+	if v, e := s.digitsArg(i); e >= 0 {
+		*dst = v
+		if ok != nil {
+			*ok = true
+		}
+		return e, nil
+	}
 	var raw []byte
 	next, err := s.argValue(i, &raw)
 	if err != nil {
@@ -317,4 +336,77 @@ func dims(raw []byte) [3]int32 {
 		}
 	}
 	return d
+}
+
+// digitsArg returns the value of the unsigned integer at i, and the
+// position after it, when the general parse would read it as a whole
+// literal: at most 18 digits (no overflow), followed by a byte that no
+// literal holds. Otherwise it returns -1 for the position.
+func (s *scanner) digitsArg(i int) (v int64, next int) {
+	b := s.buf
+	e := digitsEnd(b, i)
+	if e <= i || e-i > 18 || literalBytes[b[e]] {
+		return 0, -1
+	}
+	for _, c := range b[i:e] {
+		v = v*10 + int64(c-'0')
+	}
+	return v, e
+}
+
+// numberEnd returns the position after the unsigned decimal number at i,
+// digits with a fraction or not, when the general parse would read it as a
+// whole literal (a byte that no literal holds follows it), or -1.
+func (s *scanner) numberEnd(i int) int {
+	b := s.buf
+	e := digitsEnd(b, i)
+	if e <= i {
+		return -1
+	}
+	if b[e] == '.' {
+		if e = digitsEnd(b, e+1); e < 0 {
+			return -1
+		}
+	}
+	if literalBytes[b[e]] {
+		return -1
+	}
+	return e
+}
+
+// launchDims reads the launch dimension array at i when it is three
+// unsigned integers of at most nine digits, each comma followed by one
+// space or none, as Kineto writes grid and block ("[512, 2, 1]"): the
+// dims that argValue and dims read from it, and the position after it.
+// Otherwise it returns -1 for the position.
+func (s *scanner) launchDims(i int) (d [3]int32, next int) {
+	b := s.buf
+	if i >= len(b) || b[i] != '[' {
+		return d, -1
+	}
+	j := i + 1
+	for k := range d {
+		e := digitsEnd(b, j)
+		if e <= j || e-j > 9 || e+1 >= len(b) {
+			return d, -1
+		}
+		v := int32(0)
+		for _, c := range b[j:e] {
+			v = v*10 + int32(c-'0')
+		}
+		d[k] = v
+		switch {
+		case k == len(d)-1:
+			if b[e] != ']' {
+				return d, -1
+			}
+			return d, e + 1
+		case b[e] != ',':
+			return d, -1
+		case b[e+1] == ' ':
+			e++
+		}
+		j = e + 1
+	}
+	return d, -1
 }

@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 )
 
 // Fast paths for events laid out the way Kineto's writer lays them out:
@@ -39,8 +40,8 @@ func (s *scanner) kinetoPrefix(i int, ev *rawEvent) (next int, done bool, err er
 	}
 	ev.ph, ev.cat = phaseX, b[j:q]
 	ev.class = classify(ev.cat)
-	if ev.class == catPython {
-		return s.pythonName(q+1, ev)
+	if ev.class == catPython || ev.class == catCPUOp {
+		return s.eventName(q+1, ev)
 	}
 	if ev.droppable() {
 		ev.dropped = true
@@ -69,26 +70,30 @@ const (
 	compactNameSep = `,"name":"`
 )
 
-// pythonName reads the name of a python_function event at i, right after
-// its category, when it comes next the way Kineto's writer or compact JSON
-// writes it, and drops the event unless stepMarkFunction keeps it: most
-// events of a with_stack trace are python_function events, and their names
-// are found with one bytes.IndexByte. Otherwise it returns the position of
+// eventName reads the name of a python_function or cpu_op event at i,
+// right after its category, when it comes next the way Kineto's writer or
+// compact JSON writes it, and drops the event unless stepMarkFunction or
+// keptCPUOp keeps it: most events of a trace are of these categories, and
+// most of them are dropped by name. Otherwise it returns the position of
 // the next member, as kinetoPrefix does.
-func (s *scanner) pythonName(i int, ev *rawEvent) (next int, done bool, err error) {
+func (s *scanner) eventName(i int, ev *rawEvent) (next int, done bool, err error) {
 	b := s.buf
 	j := skipEither(b, i, kinetoNameSep, compactNameSep)
 	if j < 0 {
 		return s.after(i, "an event")
 	}
-	q := bytes.IndexByte(b[j:], '"') + j
+	var q int
+	if ev.class == catPython {
+		// Python names are long ("FILE(LINE): FUNCTION"): one
+		// bytes.IndexByte finds their end.
+		if q = bytes.IndexByte(b[j:], '"') + j; q > j && b[q-1] == '\\' {
+			q = closingQuote(b, j) // an escaped quote: read the string properly
+		}
+	} else {
+		q = closingQuote(b, j)
+	}
 	if q < j {
 		return 0, false, errShort
-	}
-	if b[q-1] == '\\' { // an escaped quote: read the string properly
-		if q = closingQuote(b, j); q < 0 {
-			return 0, false, errShort
-		}
 	}
 	ev.name = b[j:q]
 	if ev.droppable() {
@@ -102,10 +107,10 @@ func (s *scanner) pythonName(i int, ev *rawEvent) (next int, done bool, err erro
 // phaseX is the phase of complete events. It is never written.
 var phaseX = []byte("X")
 
-// kinetoBody reads the name, pid, tid, ts and dur members at i, as far as
-// they come in that order, and drops the event as soon as its name says
-// so. It returns the position of the next member (or after the event when
-// done).
+// kinetoBody reads the name, pid, tid, ts, dur and args members at i, as
+// far as they come in that order, and drops the event as soon as its name
+// says so. It returns the position of the next member (or after the event
+// when done).
 func (s *scanner) kinetoBody(i int, ev *rawEvent) (next int, done bool, err error) {
 	if ev.class == catNone {
 		return i, false, nil // metadata: left to the general loop
@@ -119,11 +124,48 @@ func (s *scanner) kinetoBody(i int, ev *rawEvent) (next int, done bool, err erro
 		next, err = s.skipRest(i)
 		return next, true, err
 	}
-	if i, done, err = s.after(i, "an event"); done || err != nil {
+	ms := []member{{keyPid, &ev.pid}, {keyTid, &ev.tid}, {keyTs, &ev.ts}, {keyDur, &ev.dur}}
+	n := 0
+	i, n = s.numberMembers(i, ms)
+	if v := memberStart(s.buf, i, keyArgs); n == len(ms) && v >= 0 && s.buf[v] == '{' {
+		// The args, next in Kineto's order: parsed as the general loop
+		// parses them, without its key parse.
+		next, err = s.parseArgs(v, ev.class, &ev.a)
+		ev.args, ev.argsEnd, ev.argsParsed = v, next, err == nil
+		if err != nil {
+			return 0, false, err
+		}
+		return s.after(next, "an event")
+	}
+	if i, done, err = s.after(i, "an event"); done || err != nil || n == len(ms) {
 		return i, done, err
 	}
-	i, _, done, err = s.members(i, []member{{keyPid, &ev.pid}, {keyTid, &ev.tid}, {keyTs, &ev.ts}, {keyDur, &ev.dur}})
+	i, _, done, err = s.members(i, ms[n:])
 	return i, done, err
+}
+
+// numberMembers reads the members after the separator at i as far as
+// their keys are those of ms, in that order, and their values unsigned
+// decimal numbers followed by a comma, the way Kineto's writer and
+// compact JSON write an event's pid, tid, ts and dur (see memberStart and
+// unsignedEnd). It returns the position of the separator after the last
+// one read, and how many it read. The general parse reads such members to
+// the same values.
+func (s *scanner) numberMembers(i int, ms []member) (next, n int) {
+	b := s.buf
+	for _, m := range ms {
+		v := memberStart(b, i, m.key)
+		if v < 0 {
+			break
+		}
+		e := unsignedEnd(b, v, true)
+		if e < 0 {
+			break
+		}
+		*m.dst, i = b[v:e], e
+		n++
+	}
+	return i, n
 }
 
 // kinetoFlow reads an event that starts the way Kineto writes flow events
@@ -132,6 +174,10 @@ func (s *scanner) kinetoBody(i int, ev *rawEvent) (next int, done bool, err erro
 // that starts otherwise is left to the general loop (i is returned
 // unchanged); one that goes on otherwise is left to it after its phase.
 func (s *scanner) kinetoFlow(i int, ev *rawEvent) (next int, done bool, err error) {
+	if next, ok := s.flowEvent(i, ev); ok {
+		next, err = s.skipRest(next)
+		return next, true, err
+	}
 	b := s.buf
 	j := i + keyPh.n
 	if i+8 > len(b) || !keyPh.at(b[i:]) {
@@ -247,4 +293,132 @@ var (
 	keyTs   = newMemberKey(`"ts":`)
 	keyDur  = newMemberKey(`"dur":`)
 	keyCat  = newMemberKey(`"cat":`)
+	keyArgs = newMemberKey(`"args":`)
 )
+
+// flowEvent reads, in one pass, the start of a flow event laid out the way
+// Kineto writes it or as compact JSON: a one-letter phase other than X and
+// M, then id, pid, tid and ts with unsigned numbers (ts with a fraction or
+// not), then cat. When the category says the event is dropped, it sets
+// ev's phase, category and class, marks it dropped and returns the
+// position after the category (ok). Anything else, and an end of buf
+// before the category's end, leaves ev as it was and returns false: the
+// general parse of kinetoFlow reads the event from i, and reads such text
+// to the same result.
+func (s *scanner) flowEvent(i int, ev *rawEvent) (next int, ok bool) {
+	b := s.buf
+	j := i + keyPh.n
+	if j+4 > len(b) || !keyPh.at(b[i:]) {
+		return 0, false
+	}
+	if b[j] == ' ' {
+		j++
+	}
+	at, ph := j+1, b[j+1]
+	if b[j] != '"' || b[j+2] != '"' || ph == 'X' || ph == 'M' || ph < ' ' || ph == '\\' || ph == '"' {
+		return 0, false
+	}
+	j += 3
+	if j = intEnd(b, memberStart(b, j, keyID)); j < 0 {
+		return 0, false
+	}
+	if j = intEnd(b, memberStart(b, j, keyPid)); j < 0 {
+		return 0, false
+	}
+	if j = intEnd(b, memberStart(b, j, keyTid)); j < 0 {
+		return 0, false
+	}
+	if j = memberStart(b, j, keyTs); j < 0 {
+		return 0, false
+	}
+	if j = unsignedEnd(b, j, true); j < 0 {
+		return 0, false
+	}
+	if j = memberStart(b, j, keyCat); j < 0 || j >= len(b) || b[j] != '"' {
+		return 0, false
+	}
+	q := indexQuote(b, j+1)
+	if q < 0 || b[q-1] == '\\' {
+		return 0, false
+	}
+	cat := b[j+1 : q]
+	c := classify(cat)
+	switch c {
+	case catAC2G, catFwdBwd, catAsyncCPUToGPU, catCPUInstant, catOverhead, catTrace, catOther:
+	default: // kept, or no category: left to the general parse
+		return 0, false
+	}
+	if q+1 >= len(b) || b[q+1] != ',' {
+		return 0, false // the general parse checks what follows
+	}
+	ev.ph, ev.cat, ev.class, ev.dropped = b[at:at+1], cat, c, true
+	return q + 1, true
+}
+
+// memberStart returns the position of the value of the member with the
+// given key after the comma at j, when the comma is followed by nothing, a
+// space or Kineto's line break and four spaces, and the key's colon by
+// nothing or a space; -1 otherwise (and near the end of b).
+func memberStart(b []byte, j int, key memberKey) int {
+	if j+16 > len(b) || b[j] != ',' {
+		return -1
+	}
+	if j++; b[j] == ' ' {
+		j++
+	} else if b[j] == '\n' && binary.LittleEndian.Uint32(b[j+1:]) == 0x20202020 {
+		j += 5
+	} // else the key's quote, or a byte that is not the key's
+	if !key.at(b[j:]) {
+		return -1
+	}
+	if j += key.n; b[j] == ' ' {
+		j++
+	}
+	return j
+}
+
+// unsignedEnd returns the position after the unsigned decimal number at j,
+// digits with, if fraction, a '.' and more digits or not, when a comma
+// follows it; -1 otherwise (and near the end of b). The general parse
+// reads such a number as one literal too.
+func unsignedEnd(b []byte, j int, fraction bool) int {
+	e := digitsEnd(b, j)
+	if e <= j {
+		return -1
+	}
+	if fraction && b[e] == '.' {
+		f := digitsEnd(b, e+1)
+		if f <= e+1 {
+			return -1
+		}
+		e = f
+	}
+	if b[e] != ',' {
+		return -1
+	}
+	return e
+}
+
+// intEnd is unsignedEnd without a fraction, for a j that may be -1 (then
+// it returns -1).
+func intEnd(b []byte, j int) int {
+	if j < 0 {
+		return -1
+	}
+	if e := digitsEnd(b, j); e > j && b[e] == ',' {
+		return e
+	}
+	return -1
+}
+
+// digitsEnd returns the position after the run of ASCII digits at j, read
+// eight bytes at a time, or -1 when b ends within eight bytes of its end.
+func digitsEnd(b []byte, j int) int {
+	for j+8 <= len(b) {
+		n := bits.TrailingZeros64(nonDigits(binary.LittleEndian.Uint64(b[j:]))) / 8
+		if j += n; n < 8 {
+			return j
+		}
+	}
+	return -1
+}

@@ -1,6 +1,9 @@
 package ingest
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
 
 func TestParseMicrosNS(t *testing.T) {
 	tests := []struct {
@@ -79,5 +82,45 @@ func TestRankFromName(t *testing.T) {
 		if got := rankFromName(tt.name); got != tt.want {
 			t.Errorf("rankFromName(%q) = %d, want %d", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestFixedMicrosNS checks the fast path of parseMicrosNS against its
+// general parse (a quoted number, which the fast path does not read), over
+// numbers of every length in Kineto's forms and near misses of them.
+func TestFixedMicrosNS(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	forms := []string{"5133109884980.397", "1661203463029548", "123456789012345.999", "1234567890123456.999",
+		"1234567890123456", "9223372036854775", "9223372036854774.999", "999999999999999999", "999999999999999999.999", "0.000", "7", "8.1", "1.", ".123", "1..23", "-1.234", "1.2345", "1e3", "12.34x", "x2.345"}
+	for range 20000 {
+		n := 1 + r.IntN(24)
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "0123456789"[r.IntN(10)]
+		}
+		if r.IntN(4) > 0 && n >= 5 {
+			b[n-4] = '.'
+		}
+		if r.IntN(8) == 0 {
+			b[r.IntN(n)] = "-.e+x"[r.IntN(5)]
+		}
+		forms = append(forms, string(b))
+	}
+	fast := 0
+	for _, f := range forms {
+		got, ok := fixedMicrosNS([]byte(f))
+		want, wantOK := parseMicrosNS([]byte(`"` + f + `"`))
+		if ok {
+			fast++
+			if !wantOK || got != want {
+				t.Fatalf("fixedMicrosNS(%q) = %d, true; the general parse gives %d, %v", f, got, want, wantOK)
+			}
+		}
+		if all, allOK := parseMicrosNS([]byte(f)); all != want || allOK != wantOK {
+			t.Fatalf("parseMicrosNS(%q) = %d, %v; quoted %d, %v", f, all, allOK, want, wantOK)
+		}
+	}
+	if fast < len(forms)/3 {
+		t.Errorf("the fast path read only %d of %d numbers", fast, len(forms))
 	}
 }

@@ -19,6 +19,9 @@ import (
 // string), else the previous brace. Quotes are counted eight bytes at a
 // time, so a long line (compact JSON, one event per line) costs little.
 func (s *scanner) skipRest(i int) (int, error) {
+	if next := s.skipEventTail(i); next >= 0 {
+		return next, nil
+	}
 	b := s.buf
 	depth := 1
 	floor := i // a position known to be outside any string
@@ -196,4 +199,60 @@ func closingQuote(b []byte, j int) int {
 		}
 		j = q + 1
 	}
+}
+
+// skipEventTail returns what skipRest returns for the rest of an object
+// at i when that rest ends the way an event's does in Kineto's layout or
+// in compact JSON, and -1 otherwise (and when buf ends first). It finds
+// the first closing brace and the first opening brace before it with
+// bytes.IndexByte, and tells that they are outside strings without
+// reading the bytes between them one by one:
+//
+//   - Kineto's layout: the event's own brace after a line break and two
+//     spaces (no args, as flow events), or its args' brace at the end of
+//     the line "\n    \"args\": {" and their closing brace on a line of
+//     its own, followed by the event's on the next. A line starts outside
+//     any string (a newline ends one, for skipRest).
+//   - compact JSON, "...,\"args\":{...}}" or "...}": no backslash and no
+//     newline in the run, whose quotes then pair up.
+//
+// The run holds no other brace, so the depth goes to zero at the brace
+// found, as it would byte by byte.
+func (s *scanner) skipEventTail(i int) int {
+	b := s.buf
+	k := bytes.IndexByte(b[i:], '}')
+	if k < 0 {
+		return -1
+	}
+	c := i + k // the first closing brace
+	o := bytes.IndexByte(b[i:c], '{')
+	if o < 0 {
+		if c-i >= 3 && b[c-1] == ' ' && b[c-2] == ' ' && b[c-3] == '\n' {
+			return c + 1 // Kineto's "\n  }"
+		}
+		if plainRun(b[i:c]) && bytes.Count(b[i:c], quote)&1 == 0 {
+			return c + 1
+		}
+		return -1
+	}
+	o += i // the first opening brace, before c
+	if bytes.IndexByte(b[o+1:c], '{') >= 0 {
+		return -1 // nested deeper: left to skipRest
+	}
+	const kinetoArgs, kinetoArgsEnd, compactArgs = "\n    \"args\": {", "\n    }\n  }", `,"args":{`
+	if o-i >= len(kinetoArgs)-1 && string(b[o+1-len(kinetoArgs):o+1]) == kinetoArgs &&
+		c+len(kinetoArgsEnd)-5 <= len(b) && c-5 > o && string(b[c-5:c+len(kinetoArgsEnd)-5]) == kinetoArgsEnd {
+		return c + len(kinetoArgsEnd) - 5
+	}
+	if c+1 < len(b) && b[c+1] == '}' && o-i >= len(compactArgs)-1 && string(b[o+1-len(compactArgs):o+1]) == compactArgs &&
+		plainRun(b[i:c]) && bytes.Count(b[i:o], quote)&1 == 0 && bytes.Count(b[o:c], quote)&1 == 0 {
+		return c + 2
+	}
+	return -1
+}
+
+// plainRun reports whether run holds no backslash and no newline: its
+// quotes alone then say where its strings are.
+func plainRun(run []byte) bool {
+	return bytes.IndexByte(run, '\\') < 0 && bytes.IndexByte(run, '\n') < 0
 }

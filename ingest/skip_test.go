@@ -56,6 +56,8 @@ func TestSkipRest(t *testing.T) {
 
 func FuzzSkipRest(f *testing.F) {
 	f.Add([]byte(`"name": "a\"}b", "args": {"s": "\\"}} , {}`))
+	f.Add([]byte(`, "pid": 0,` + "\n" + `    "args": {` + "\n" + `      "a": [1]` + "\n" + `    }` + "\n" + `  },`))
+	f.Add([]byte(`,"pid":0,"args":{"a":"x"}},` + "\n"))
 	f.Fuzz(func(t *testing.T, b []byte) { checkSkipRest(t, b) })
 }
 
@@ -108,6 +110,49 @@ func TestLastNewline(t *testing.T) {
 		}
 		if got := lastNewline(b, lo, hi); got != want {
 			t.Fatalf("lastNewline(%q, %d, %d) = %d, want %d", b, lo, hi, got, want)
+		}
+	}
+}
+
+// TestSkipEventTail checks skipRest on event tails in Kineto's layout and
+// in compact JSON, which skipEventTail reads, and on variants of them that
+// it must leave to the general skip (strings with braces, quotes and
+// escapes, other whitespace, nested objects), against skipRestSlow.
+func TestSkipEventTail(t *testing.T) {
+	tests := []struct {
+		tail string
+		fast bool // skipEventTail reads it
+	}{
+		{`, "pid": 652, "tid": 652,` + "\n" + `    "ts": 1.5, "dur": 8.1,` + "\n" + `    "args": {` + "\n" + `      "External id": 5, "Input Dims": [[4, 128], []], "Ev Idx": 5` + "\n" + `    }` + "\n" + `  },` + "\n  {", true},
+		{`, "pid": 0, "tid": 7, "ts": 51.3,` + "\n" + `    "cat": "ac2g", "name": "ac2g", "bp": "e"` + "\n" + `  },`, true},
+		{`,"pid":652,"tid":652,"ts":1.2,"dur":262.891,"args":{"External id":513,"Concrete Inputs":["", "[-1]"],"Ev Idx":0}},` + "\n{", true},
+		{`,"pid":0,"tid":7,"ts":51.3,"cat":"ac2g","name":"ac2g","bp":"e"},` + "\n{", true},
+		// Left to the general skip, with the same result.
+		{`, "pid": 652,` + "\n" + `    "args": {` + "\n" + `      "s": "a}b"` + "\n" + `    }` + "\n" + `  }`, false},
+		{`, "pid": 652,` + "\n" + `    "args": {` + "\n" + `      "s": {"t": 1}` + "\n" + `    }` + "\n" + `  }`, false},
+		{`, "pid": 652,` + "\n" + `    "args":  {` + "\n" + `      "s": 1` + "\n" + `    }` + "\n" + `  }`, false},
+		{`, "pid": 652,` + "\n" + `    "args": {` + "\n" + `      "s": 1` + "\n" + `   }` + "\n" + `  }`, false},
+		{`, "name": "x}",` + "\n" + `  }`, false},
+		{`, "pid": 652 }`, true},
+		{`,"name":"a\"}b","args":{"s":"\\"}} , {}`, false},
+		{`,"name":"a}b","args":{"s":1}}`, false},
+		{`,"name":"a{b","args":{"s":1}}`, false},
+		{`,"args":{"s":"x}"}}`, false},
+		{`,"args":{"s":"x"} }`, false},
+		{`,"args":{"s":1},"x":"}"}`, false},
+		{`,"args":{"s":` + "\n" + `1}}`, false},
+		{`, "x": "a` + "\n" + `  }`, true}, // a newline ends a string, for skipRest
+		{`,"pid":652,"args":{"s":1`, false},
+		{`,"pid":652`, false},
+	}
+	for _, tc := range tests {
+		b := []byte(tc.tail)
+		checkSkipRest(t, b)
+		if got := (&scanner{buf: b}).skipEventTail(0); (got >= 0) != tc.fast {
+			t.Errorf("skipEventTail(%q) = %d, want fast path %v", tc.tail, got, tc.fast)
+		}
+		for n := range len(b) { // every cut: the general skip's errShort or the same end
+			checkSkipRest(t, b[:n])
 		}
 	}
 }
