@@ -69,16 +69,16 @@ func (c *Classifier) Match(name string, kind ingest.GPUKind, coll string, sampli
 // have changed the answer: a restricted rule ahead of the winner matched
 // the name.
 func (c *Classifier) match(name string, kind ingest.GPUKind, coll string, sampling bool) (b BucketID, collDep, phaseDep bool) {
-	lower, collLower := asciiLower(name), asciiLower(coll)
+	nt, ct := newNameText(name), newNameText(coll)
 	for i := range c.rules {
 		r := &c.rules[i]
 		if r.kind >= 0 && r.kind != int(kind) {
 			continue
 		}
-		if !r.re.match(name, lower) {
+		if !r.re.match(nt) {
 			continue
 		}
-		if r.coll != nil && (coll == "" || !r.coll.match(coll, collLower)) {
+		if r.coll != nil && (coll == "" || !r.coll.match(ct)) {
 			collDep = true
 			continue
 		}

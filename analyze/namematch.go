@@ -241,29 +241,44 @@ func literals(re *syntax.Regexp) ([]string, caseMode, bool) {
 	return nil, 0, false
 }
 
-// match reports whether the pattern matches name; lower is name
-// lower-cased by asciiLower (the caller computes it once for all patterns).
-func (p *namePattern) match(name, lower string) bool {
-	if !isASCII(name) && (p.folds || !utf8.ValidString(name)) {
+// nameText is a name prepared once for matching against every pattern:
+// its lower-cased copy, and what decides whether the literal comparisons
+// answer as the regexp engine would.
+type nameText struct {
+	s, lower string
+	ascii    bool // only ASCII bytes
+	valid    bool // valid UTF-8
+}
+
+// newNameText prepares name.
+func newNameText(name string) nameText {
+	t := nameText{s: name, lower: asciiLower(name), ascii: isASCII(name)}
+	t.valid = t.ascii || utf8.ValidString(name)
+	return t
+}
+
+// match reports whether the pattern matches the name.
+func (p *namePattern) match(t nameText) bool {
+	if !t.ascii && (p.folds || !t.valid) {
 		// Folding beyond ASCII (k also matches the Kelvin sign), or bytes
 		// that the regexp engine reads as U+FFFD: the engine decides.
-		return p.re.MatchString(name)
+		return p.re.MatchString(t.s)
 	}
 	for _, l := range p.exact {
-		if strings.Contains(name, l) {
+		if strings.Contains(t.s, l) {
 			return true
 		}
 	}
 	for _, l := range p.folded {
-		if strings.Contains(lower, l) {
+		if strings.Contains(t.lower, l) {
 			return true
 		}
 	}
 	for _, a := range p.rest {
 		switch {
-		case a.need != "" && a.fold && !strings.Contains(lower, a.need):
-		case a.need != "" && !a.fold && !strings.Contains(name, a.need):
-		case a.re.MatchString(name):
+		case a.need != "" && a.fold && !strings.Contains(t.lower, a.need):
+		case a.need != "" && !a.fold && !strings.Contains(t.s, a.need):
+		case a.re.MatchString(t.s):
 			return true
 		}
 	}
@@ -271,7 +286,7 @@ func (p *namePattern) match(name, lower string) bool {
 }
 
 // MatchString reports whether the pattern matches name.
-func (p *namePattern) MatchString(name string) bool { return p.match(name, asciiLower(name)) }
+func (p *namePattern) MatchString(name string) bool { return p.match(newNameText(name)) }
 
 // asciiLower lower-cases the ASCII letters of s.
 func asciiLower(s string) string {
