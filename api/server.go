@@ -358,8 +358,29 @@ func (s *Server) ConfigureHTTP(hs *http.Server) {
 // DataDir returns the server's data directory.
 func (s *Server) DataDir() string { return s.cfg.DataDir }
 
-// ChartKinds lists the chart kinds of a run, the main one first.
-func (s *Server) ChartKinds() []string { return driver.RunChartKinds() }
+// Outputs lists the formats and charts the service offers, from driver's
+// table of outputs, for the web page.
+func (s *Server) Outputs() web.Outputs {
+	var o web.Outputs
+	for _, f := range driver.Formats() {
+		out := web.Output{Name: f.Name, Summary: f.Summary}
+		if f.Report != nil {
+			o.ReportFormats = append(o.ReportFormats, out)
+		}
+		if f.Diff != nil {
+			o.DiffFormats = append(o.DiffFormats, out)
+		}
+	}
+	for _, k := range driver.ChartKinds() {
+		out := web.Output{Name: k.Name, Summary: k.Summary}
+		if k.Input == driver.FromDiff {
+			o.DiffCharts = append(o.DiffCharts, out)
+		} else {
+			o.RunCharts = append(o.RunCharts, out)
+		}
+	}
+	return o
+}
 
 // Close stops the background analyses (an unfinished run is analysed again
 // on the next start), cuts off the transfers still in progress (an upload

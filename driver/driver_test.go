@@ -104,7 +104,7 @@ func TestPublicDiff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svg, err := DiffChart(d, render.SVG)
+	svg, err := DiffChart(d, "diff", render.SVG)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/png"
+	"io"
 	"strings"
 	"testing"
 
@@ -50,9 +51,9 @@ func rowOf(t *testing.T, r *analyze.Report, phase string, b analyze.BucketID, by
 func TestBandwidthTable(t *testing.T) {
 	r := analyzeRun(t, sampletraces.Must(t)(sampletraces.RealDir("cudagraph")))
 	ar := rowOf(t, r, analyze.PhasePrefill, analyze.AllReduce, 4<<20)
-	for _, format := range []string{"table", "markdown"} {
+	for format, write := range map[string]func(io.Writer, *analyze.Report) error{"table": WriteReportText, "markdown": WriteReportMarkdown} {
 		var b bytes.Buffer
-		if err := WriteReport(&b, r, format); err != nil {
+		if err := write(&b, r); err != nil {
 			t.Fatal(err)
 		}
 		out := strings.ReplaceAll(b.String(), `\_`, "_")
@@ -82,7 +83,7 @@ func TestBandwidthTableNoPeak(t *testing.T) {
 		Grouped: true, Calls: 40, CallsPerStep: 5, KernelUSPerCall: 50, Basis: analyze.BasisKernel, AlgBW: 31.4, BusFactor: 1, BusBW: 31.4,
 	}}}
 	var b bytes.Buffer
-	if err := WriteReport(&b, r, "table"); err != nil {
+	if err := WriteReportText(&b, r); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"Link peak: none known (no link known for GPU \"Tesla V100\"); no share of peak is given.",
@@ -169,7 +170,7 @@ func TestDiffBandwidthTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := WriteDiff(&b, d, "table"); err != nil {
+	if err := WriteDiffText(&b, d); err != nil {
 		t.Fatal(err)
 	}
 	ag := rowOf(t, head, analyze.PhaseDecode, analyze.AllGather, 1026048)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"kinetoscope/driver"
 	"kinetoscope/internal/testkit"
 	"kinetoscope/sampletraces"
 )
@@ -62,10 +63,10 @@ func outputCases(t *testing.T) []outputCase {
 	var cs []outputCase
 	for _, p := range runs {
 		id := filepath.Base(p)
-		for _, f := range []string{"table", "json", "markdown", "csv", "csv-summary", "csv-bandwidth"} {
+		for _, f := range driver.ReportFormats() {
 			cs = append(cs, outputCase{id + " analyze " + f, []string{"analyze", "--format", f, p}})
 		}
-		for _, k := range []string{"breakdown", "steps", "ranks", "timeline", "bandwidth"} {
+		for _, k := range driver.RunChartKinds() {
 			cs = append(cs, outputCase{id + " chart " + k, []string{"chart", "--kind", k, p}})
 		}
 	}
@@ -76,10 +77,12 @@ func outputCases(t *testing.T) []outputCase {
 	}
 	for _, pr := range pairs {
 		id := filepath.Base(pr[0]) + " vs " + filepath.Base(pr[1])
-		for _, f := range []string{"table", "json", "markdown"} {
+		for _, f := range driver.DiffFormats() {
 			cs = append(cs, outputCase{id + " diff " + f, []string{"diff", "--format", f, pr[0], pr[1]}})
 		}
-		cs = append(cs, outputCase{id + " chart diff", []string{"chart", "--kind", "diff", pr[0], pr[1]}})
+		for _, k := range driver.DiffChartKinds() {
+			cs = append(cs, outputCase{id + " chart " + k, []string{"chart", "--kind", k, pr[0], pr[1]}})
+		}
 	}
 	return cs
 }
