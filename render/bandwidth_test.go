@@ -10,8 +10,8 @@ import (
 
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
+	"kinetoscope/internal/testkit"
 	"kinetoscope/internal/testkit/reports"
-	"kinetoscope/sampletraces"
 	"kinetoscope/sampletraces/synth"
 )
 
@@ -49,7 +49,7 @@ func rowOf(t *testing.T, r *analyze.Report, phase string, b analyze.BucketID, by
 // prefill AllReduce with its figures, and the decode AllReduces without
 // sizes.
 func TestBandwidthTable(t *testing.T) {
-	r := analyzeRun(t, sampletraces.Must(t)(sampletraces.RealDir("cudagraph")))
+	r := analyzeRun(t, testkit.Real(t, "cudagraph"))
 	ar := rowOf(t, r, analyze.PhasePrefill, analyze.AllReduce, 4<<20)
 	for format, write := range map[string]func(io.Writer, *analyze.Report) error{"table": WriteReportText, "markdown": WriteReportMarkdown} {
 		var b bytes.Buffer
@@ -103,7 +103,7 @@ func TestBandwidthTableNoPeak(t *testing.T) {
 // synthetic run: the peak line, each point's label, the group size, the
 // collectives without sizes under the chart, and a PNG twice the SVG.
 func TestBandwidthChart(t *testing.T) {
-	cg := analyzeRun(t, sampletraces.Must(t)(sampletraces.RealDir("cudagraph")))
+	cg := analyzeRun(t, testkit.Real(t, "cudagraph"))
 	s8 := synth8(t)
 	ar := rowOf(t, cg, analyze.PhasePrefill, analyze.AllReduce, 4<<20)
 	cases := []struct {
@@ -163,8 +163,8 @@ func TestBandwidthChartErrors(t *testing.T) {
 // lists the decode AllReduce with the base's figure and the head's
 // missing sizes, and the AllGather's change.
 func TestDiffBandwidthTable(t *testing.T) {
-	base := analyzeRun(t, sampletraces.Must(t)(sampletraces.RealDir("eager")))
-	head := analyzeRun(t, sampletraces.Must(t)(sampletraces.RealDir("cudagraph")))
+	base := analyzeRun(t, testkit.Real(t, "eager"))
+	head := analyzeRun(t, testkit.Real(t, "cudagraph"))
 	d, err := diff.Compare(base, head, diff.Options{})
 	if err != nil {
 		t.Fatal(err)
