@@ -54,6 +54,10 @@ func Formats() []Format {
 			render.WriteSummaryCSV, nil},
 		{"csv-bandwidth", "one row per phase, collective and message size: algbw, busbw, share of the link's peak", typeCSV,
 			render.WriteBandwidthCSV, nil},
+		{"csv-layers", "one row per rank, phase, layer and bucket of the steps folded into layers", typeCSV,
+			render.WriteLayersCSV, nil},
+		{"csv-slots", "one row per rank, phase and position in the layer: kernel, grid, block, duration", typeCSV,
+			render.WriteSlotsCSV, nil},
 	}
 }
 
