@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"slices"
 	"sort"
 
@@ -158,8 +159,16 @@ func longestRun(seq []ingest.StrID, p int) (start, length int) {
 type stepSequence struct {
 	step   int
 	events []int32 // indexes into the trace's GPU events
-	names  []ingest.StrID
-	hash   uint64
+	hash   uint64  // of the events' names, in order
+}
+
+// names returns the kernel names of the step's events, in order.
+func (s *stepSequence) names(gpu *ingest.Chunks[ingest.GPUEvent]) []ingest.StrID {
+	out := make([]ingest.StrID, len(s.events))
+	for k, e := range s.events {
+		out[k] = gpu.At(int(e)).Name
+	}
+	return out
 }
 
 // layerFolds folds the steps of each phase into layers.
@@ -168,8 +177,8 @@ func (p *rankPass) layerFolds(steps []Step) []LayerFold {
 	var out []LayerFold
 	for _, phase := range []string{PhaseDecode, PhasePrefill, PhaseMixed} {
 		var in []*stepSequence
-		for _, s := range seqs {
-			if s != nil && steps[s.step].Phase == phase {
+		for i := range seqs {
+			if s := &seqs[i]; len(s.events) > 0 && steps[s.step].Phase == phase {
 				in = append(in, s)
 			}
 		}
@@ -182,24 +191,32 @@ func (p *rankPass) layerFolds(steps []Step) []LayerFold {
 
 // stepSequences returns each step's GPU events in launch order (by
 // correlation id, the CPU's launch order; the kernels of one graph replay
-// share it and go by start time); nil for a step without work.
-func (p *rankPass) stepSequences(steps []Step) []*stepSequence {
-	seqs := make([]*stepSequence, len(steps))
-	gpu := p.t.GPU
-	for i := range gpu.Len() {
-		s := p.stepOf[i]
-		if s < 0 || int(s) >= len(seqs) {
-			continue
+// share it and go by start time), in one array of 4 bytes an event.
+func (p *rankPass) stepSequences(steps []Step) []stepSequence {
+	gpu := &p.t.GPU
+	counts := make([]int, len(steps))
+	n := 0
+	for _, s := range p.stepOf {
+		if s >= 0 && int(s) < len(steps) {
+			counts[s]++
+			n++
 		}
-		if seqs[s] == nil {
-			seqs[s] = &stepSequence{step: int(s)}
-		}
-		seqs[s].events = append(seqs[s].events, int32(i))
 	}
-	for _, sq := range seqs {
-		if sq == nil {
-			continue
+	all := make([]int32, n)
+	seqs := make([]stepSequence, len(steps))
+	at := 0
+	for i := range seqs {
+		seqs[i] = stepSequence{step: i, events: all[at : at : at+counts[i]]}
+		at += counts[i]
+	}
+	for i, s := range p.stepOf {
+		if s >= 0 && int(s) < len(steps) {
+			seqs[s].events = append(seqs[s].events, int32(i))
 		}
+	}
+	var buf [4]byte
+	for i := range seqs {
+		sq := &seqs[i]
 		slices.SortStableFunc(sq.events, func(a, b int32) int {
 			ea, eb := gpu.At(int(a)), gpu.At(int(b))
 			if ea.Correlation != eb.Correlation {
@@ -208,11 +225,8 @@ func (p *rankPass) stepSequences(steps []Step) []*stepSequence {
 			return cmp.Compare(ea.Start, eb.Start)
 		})
 		h := fnv.New64a()
-		var buf [4]byte
-		sq.names = make([]ingest.StrID, len(sq.events))
-		for k, e := range sq.events {
+		for _, e := range sq.events {
 			id := gpu.At(int(e)).Name
-			sq.names[k] = id
 			buf[0], buf[1], buf[2], buf[3] = byte(id), byte(id>>8), byte(id>>16), byte(id>>24)
 			h.Write(buf[:])
 		}
@@ -236,26 +250,29 @@ func (p *rankPass) foldPhase(phase string, seqs []*stepSequence) (LayerFold, boo
 			ref = s
 		}
 	}
-	f, ok := findFold(ref.names)
+	gpu := &p.t.GPU
+	refNames := ref.names(gpu)
+	f, ok := findFold(refNames)
 	if !ok {
 		return LayerFold{}, false
 	}
-	block := ref.names[f.start : f.start+f.period]
+	block := refNames[f.start : f.start+f.period]
 	split := layerSplit(block)
 	an := p.layerAnchor(ref.events[f.start:f.start+f.period], block, split)
 	lf := LayerFold{Phase: phase, KernelsPerLayer: f.period, LayersPerRepeat: len(split)}
-	acc := newLayerAcc(p, f.period, split)
+	acc := newLayerAcc(p, f.period, split, len(seqs)*f.layers)
 	for _, s := range seqs {
-		sf := f
+		sf, names := f, refNames
 		if s.hash != ref.hash {
-			got, ok := findFold(s.names)
-			if !ok || got.period != f.period || got.layers != f.layers || !slices.Equal(s.names[got.start:got.start+got.period], block) {
+			names = s.names(gpu)
+			got, ok := findFold(names)
+			if !ok || got.period != f.period || got.layers != f.layers || !slices.Equal(names[got.start:got.start+got.period], block) {
 				lf.Unfolded++
 				continue
 			}
 			sf = got
 		}
-		head, tail, tailEnd := an.layers(s.names, sf, f.period/len(split))
+		head, tail, tailEnd := an.layers(names, sf, f.period/len(split))
 		if !acc.add(s, sf, head, tail, tailEnd) {
 			lf.Unfolded++
 			continue
@@ -377,7 +394,11 @@ type layerAcc struct {
 	kernels  []int
 	// irregular flags the irregular layers, set by the first step added.
 	irregular []bool
-	slotNS    [][]int64 // per slot, per kernel
+	// slotNS holds per slot each kernel's duration, for its quantiles (4
+	// bytes a kernel: clamped at 4.29 s, far above any kernel of a layer);
+	// slotSum their exact sum, for the mean.
+	slotNS    [][]uint32
+	slotSum   []int64
 	slotFirst []int32   // per slot, an event of it
 	split     []int     // layer starts in the repeated sequence
 	headNS    []int64
@@ -386,8 +407,15 @@ type layerAcc struct {
 	tail      []int
 }
 
-func newLayerAcc(p *rankPass, period int, split []int) *layerAcc {
-	return &layerAcc{p: p, slotNS: make([][]int64, period), slotFirst: make([]int32, period), split: split}
+// newLayerAcc returns an accumulator for a layer of period kernels split
+// at split, sized for perSlot kernels a slot.
+func newLayerAcc(p *rankPass, period int, split []int, perSlot int) *layerAcc {
+	a := &layerAcc{p: p, slotNS: make([][]uint32, period), slotSum: make([]int64, period),
+		slotFirst: make([]int32, period), split: split}
+	for j := range a.slotNS {
+		a.slotNS[j] = make([]uint32, 0, perSlot)
+	}
+	return a
 }
 
 // add measures one folded step: irregular layers starting at irrHead,
@@ -462,7 +490,9 @@ func (a *layerAcc) measure(s *stepSequence, f fold, bounds []int) {
 	for k := range f.layers {
 		for j := range f.period {
 			e := s.events[f.start+k*f.period+j]
-			a.slotNS[j] = append(a.slotNS[j], gpu.At(int(e)).Dur)
+			d := gpu.At(int(e)).Dur
+			a.slotNS[j] = append(a.slotNS[j], uint32(min(d, math.MaxUint32)))
+			a.slotSum[j] += d
 			a.slotFirst[j] = e
 		}
 	}
@@ -528,7 +558,11 @@ func (a *layerAcc) slots(f fold) []LayerSlot {
 		ev := gpu.At(int(e))
 		b := a.p.tab.ids[a.p.bucketOf[e]]
 		of[b]++
-		ns := a.slotNS[j]
+		ns := make([]int64, len(a.slotNS[j]))
+		for k, d := range a.slotNS[j] {
+			ns[k] = int64(d)
+		}
+		a.slotNS[j] = nil
 		layer := 0
 		for i, o := range a.split {
 			if j >= o {
@@ -536,8 +570,9 @@ func (a *layerAcc) slots(f fold) []LayerSlot {
 			}
 		}
 		out[j] = LayerSlot{Index: j, Layer: layer, Name: a.p.t.Name(ev.Name), Bucket: b, Grid: ev.Grid, Block: ev.Block,
-			Count: len(ns), MeanUS: meanUS(ns)}
-		out[j].P50US, out[j].P90US = us(quantile(slices.Clone(ns), 0.5)), us(quantile(slices.Clone(ns), 0.9))
+			Count: len(ns), MeanUS: us(a.slotSum[j]) / float64(max(1, len(ns)))}
+		out[j].P90US = us(quantile(ns, 0.9))
+		out[j].P50US = us(quantile(ns, 0.5))
 	}
 	labels := bucketLabels()
 	nth := map[BucketID]int{}
