@@ -54,7 +54,7 @@ type LayerFold struct {
 	// Slots has one entry per position in the repeated layer.
 	Slots []LayerSlot `json:"slots"`
 	// Outliers lists the layers whose mean time is at least
-	// layerOutlierRatio times the median layer's.
+	// LayerOutlierRatio times the median layer's.
 	Outliers []int `json:"outliers,omitempty"`
 }
 
@@ -96,9 +96,9 @@ type LayerSlot struct {
 	P90US  float64 `json:"p90_us"`
 }
 
-// layerOutlierRatio: a layer whose mean time is this multiple of the
+// LayerOutlierRatio: a layer whose mean time is this multiple of the
 // median layer's is named an outlier.
-const layerOutlierRatio = 1.2
+const LayerOutlierRatio = 1.2
 
 // fold is where a step's kernel sequence repeats: from start, layers
 // repeats of period kernels.
@@ -540,7 +540,7 @@ func (a *layerAcc) finish(lf *LayerFold, f fold) {
 	}
 	med := medianFloat(means)
 	for l, m := range means {
-		if med > 0 && m >= layerOutlierRatio*med {
+		if med > 0 && m >= LayerOutlierRatio*med {
 			lf.Outliers = append(lf.Outliers, l)
 		}
 	}

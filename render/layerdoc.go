@@ -12,29 +12,42 @@ import (
 // line on the fold, a table per layer and a table per position in the
 // layer; nothing when the phase's steps did not fold.
 func layerBlocks(buckets []analyze.Bucket, rk *analyze.Rank, pv phaseView) []block {
-	var lf *analyze.LayerFold
-	for i := range rk.Layers {
-		if rk.Layers[i].Phase == pv.Name {
-			lf = &rk.Layers[i]
-		}
-	}
+	lf := ShownLayers(rk)
 	if lf == nil {
 		return nil
 	}
 	return []block{
 		{Heading: fmt.Sprintf("Layers (%s steps, from the repeated kernel sequence)", pv.Name), Level: 3},
-		{Lines: []string{layerSummary(lf, pv.Name)}},
+		{Lines: []string{LayerSummary(lf)}},
 		{Table: layerTable(buckets, lf)},
-		{Lines: []string{fmt.Sprintf("Per position in the layer (the %d repeated layers, %s kernels each):", lf.Layers-lf.Irregular, fmt.Sprint(lf.KernelsPerLayer))}},
+		{Lines: []string{fmt.Sprintf("Per position in the repeated sequence (%s, %d kernels each; over every repeat and step):", plural((lf.Layers-lf.Irregular)/max(1, lf.LayersPerRepeat), "repeat"), lf.KernelsPerLayer)}},
 		{Table: slotTable(lf)},
 	}
 }
 
-// layerSummary says how the steps folded, and names the outlier layers.
-func layerSummary(lf *analyze.LayerFold, phase string) string {
-	s := fmt.Sprintf("%s of %s kernels", plural(lf.Layers, "layer"), fmt.Sprint(lf.KernelsPerLayer))
+// ShownLayers returns the fold into layers of the rank's shown phase (the
+// one its tables show: ShownPhase), nil when those steps did not fold.
+func ShownLayers(rk *analyze.Rank) *analyze.LayerFold {
+	name, _ := ShownPhase(rk)
+	for i := range rk.Layers {
+		if rk.Layers[i].Phase == name {
+			return &rk.Layers[i]
+		}
+	}
+	return nil
+}
+
+// LayerSummary says how a phase's steps folded into layers, and names the
+// outlier layers.
+func LayerSummary(lf *analyze.LayerFold) string {
+	phase := lf.Phase
+	s := fmt.Sprintf("%s of %d kernels", plural(lf.Layers, "layer"), lf.KernelsPerLayer)
+	if lf.LayersPerRepeat > 1 {
+		s = fmt.Sprintf("%s, %d kinds alternating: the repeated sequence of %d kernels holds %d layers",
+			plural(lf.Layers, "layer"), lf.LayersPerRepeat, lf.KernelsPerLayer, lf.LayersPerRepeat)
+	}
 	if lf.Irregular > 0 {
-		s = fmt.Sprintf("%s, the first %s of other kernels (found by %s, which runs once a layer)",
+		s = fmt.Sprintf("%s; %s of other kernels, marked * (found by %s, which runs once a layer)",
 			s, plural(lf.Irregular, "layer"), shorten(lf.Anchor, 60))
 	}
 	s += fmt.Sprintf("; before the first layer %s (%s ms), after the last %s (%s ms); %s folded",
