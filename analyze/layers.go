@@ -399,8 +399,8 @@ type layerAcc struct {
 	// slotSum their exact sum, for the mean.
 	slotNS    [][]uint32
 	slotSum   []int64
-	slotFirst []int32   // per slot, an event of it
-	split     []int     // layer starts in the repeated sequence
+	slotFirst []int32 // per slot, an event of it
+	split     []int   // layer starts in the repeated sequence
 	headNS    []int64
 	tailNS    []int64
 	head      []int

@@ -175,7 +175,9 @@ func ChartKinds() []ChartKind {
 		{Name: "ranks", Summary: "per rank, compute next to communication transfer and wait", Input: FromReport,
 			draw: func(run *Run, req ChartRequest) ([]byte, error) { return render.Ranks(run.Report, req.Format) }},
 		{Name: "layers", Summary: "time per layer by bucket, outlier and irregular layers marked (one rank)", Input: FromReport, PerRank: true,
-			draw: func(run *Run, req ChartRequest) ([]byte, error) { return render.Layers(run.Report, req.Rank, req.Format) }},
+			draw: func(run *Run, req ChartRequest) ([]byte, error) {
+				return render.Layers(run.Report, req.Rank, req.Format)
+			}},
 		{Name: "timeline", Summary: "one step's kernels per stream on a time axis (one rank)", Input: FromTrace, PerRank: true,
 			draw: (*Run).timeline},
 		{Name: "bandwidth", Summary: "collective bus bandwidth per message size, against the link's peak", Input: FromReport,
