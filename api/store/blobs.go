@@ -90,20 +90,45 @@ func (d *Dir) Open(ctx context.Context, sha string) (Blob, error) {
 	}
 	f, err := os.Open(p)
 	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w", sha, err)
+		return nil, &ReadError{Blob: p, Store: d.Where(), Err: err}
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("blob %s: %w", sha, err)
+		return nil, &ReadError{Blob: p, Store: d.Where(), Err: err}
 	}
-	return fileBlob{f, st.Size()}, nil
+	return fileBlob{f, st.Size(), d.Where()}, nil
 }
 
-// fileBlob is a Blob read from a local file.
+// Where names the store: its directory.
+func (d *Dir) Where() string { return "blob directory " + d.root }
+
+// fileBlob is a Blob read from a local file; its read errors (but io.EOF)
+// are ReadErrors.
 type fileBlob struct {
 	*os.File
-	size int64
+	size  int64
+	where string
+}
+
+// Read implements io.Reader.
+func (b fileBlob) Read(p []byte) (int, error) {
+	n, err := b.File.Read(p)
+	return n, b.readError(err)
+}
+
+// ReadAt implements io.ReaderAt.
+func (b fileBlob) ReadAt(p []byte, off int64) (int, error) {
+	n, err := b.File.ReadAt(p, off)
+	return n, b.readError(err)
+}
+
+// readError wraps a read error but io.EOF in a ReadError.
+func (b fileBlob) readError(err error) error {
+	if err == nil || err == io.EOF {
+		return err
+	}
+	return &ReadError{Blob: b.Name(), Store: b.where, Err: err}
 }
 
 // Size implements Blob.
