@@ -104,6 +104,33 @@ func Stop() {
 	}
 }
 
+// Down stops the process's cluster at once (pg_ctl stop -m immediate:
+// the clients' connections drop), as an outage would; its databases stay,
+// and Up starts it again on the same port. A test that stops it starts it
+// again before it ends (Down registers that as a cleanup too).
+func Down(tb testing.TB) {
+	tb.Helper()
+	if shared == nil {
+		tb.Fatal("pgtest: Down before New")
+	}
+	if err := run(shared.command(filepath.Join(shared.bin, "pg_ctl"), "stop", "-D", shared.data(), "-m", "immediate", "-w", "-t", "30")); err != nil {
+		tb.Fatalf("pgtest: stop the cluster: %v", err)
+	}
+	tb.Cleanup(func() { Up(tb) })
+}
+
+// Up starts the cluster again after Down, on the same port; it does
+// nothing when the cluster runs.
+func Up(tb testing.TB) {
+	tb.Helper()
+	if err := run(shared.command(filepath.Join(shared.bin, "pg_ctl"), "status", "-D", shared.data())); err == nil {
+		return
+	}
+	if err := shared.pgctlStart(); err != nil {
+		tb.Fatalf("pgtest: start the cluster again: %v", err)
+	}
+}
+
 // get returns the process's cluster, starting it the first time.
 func get() (*cluster, error) {
 	startOnce.Do(func() {
