@@ -57,7 +57,7 @@ func TestS3ReadErrors(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		cut  int64 // cut GET answers after this many bytes (0: not)
+		cut  int64  // cut GET answers after this many bytes (0: not)
 		down string // stop the server before "open" or "readat"
 	}{
 		{"answer cut mid-stream", 1 << 20, ""},
