@@ -142,7 +142,9 @@ func (s *Server) analyzeRun(ctx context.Context, id string) error {
 	start := time.Now()
 	s.stats.analysisStarted()
 	faults := &storeFaults{}
+	stopBeat := s.heartbeat(ctx, id, lp)
 	rep, err := s.runPipeline(ctx, run, lp, faults)
+	stopBeat()
 	s.stats.analysisDone(time.Since(start), err)
 	if ctx.Err() != nil {
 		return s.stopped(ctx, id, lp)
@@ -367,6 +369,9 @@ func (l *liveProgress) setPhase(phase string) store.Progress {
 // the bytes read never pass it.
 func (l *liveProgress) publish() store.Progress {
 	sp := store.Progress{Phase: l.phase, TotalBytes: l.bytes}
+	if l.s.queue != nil {
+		sp.Replica = l.s.replica
+	}
 	var members int64
 	for _, f := range l.files {
 		sp.Bytes += f.Bytes

@@ -117,6 +117,7 @@ func (s *Server) withLive(r *store.Run) {
 	if p, ok := s.liveOf(r.ID); ok && r.Status == store.StatusRunning {
 		r.Progress = p
 	}
+	s.noteStalled(r)
 }
 
 // Run returns one run with its live progress.

@@ -277,18 +277,30 @@ func TestTeamReplicaKilled(t *testing.T) {
 	b := replica(t, "survivor", meta, blobs)
 	deadline := time.Now().Add(3 * time.Minute)
 	var got store.Run
+	var stalled string // what the run said once its replica was dead
 	for time.Now().Before(deadline) {
 		getJSON(t, b.URL+"/api/v1/runs/"+c.ID, &got)
 		if got.Status == store.StatusDone || got.Status == store.StatusFailed {
 			break
+		}
+		if got.Progress.Stalled != "" && stalled == "" {
+			stalled = got.Progress.Stalled
+			t.Logf("%s after the kill, the run says: %s", time.Since(killed).Round(100*time.Millisecond), stalled)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	if got.Status != store.StatusDone {
 		t.Fatalf("the killed replica's run on the survivor: %s %s", got.Status, got.Error)
 	}
+	took := time.Since(killed)
 	t.Logf("the survivor finished the killed replica's run %s after the kill (job timeout %s + margin %s)",
-		time.Since(killed).Round(100*time.Millisecond), teamJobTimeout, teamRescueMargin)
+		took.Round(100*time.Millisecond), teamJobTimeout, teamRescueMargin)
+	if bound := teamJobTimeout + teamRescueMargin + api.RescueSlack; took > bound {
+		t.Errorf("takeover took %s, past the bound the README states (job timeout + margin + %s = %s)", took, api.RescueSlack, bound)
+	}
+	if !strings.Contains(stalled, "replica doomed stopped answering") {
+		t.Errorf("while the dead replica held it, the run never said its replica stopped answering (said %q)", stalled)
+	}
 	sameReport(t, reportJSON(t, b.URL, c.ID), path)
 	if n := jobAttempts(t, meta)[c.ID]; n != 2 {
 		t.Errorf("job attempts: %d, want 2 (the killed one and the survivor's)", n)

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // Dir is a Blobs kept in a directory: root/sha256/ab/abcdef... for the
@@ -167,6 +168,43 @@ func (d *Dir) Delete(ctx context.Context, sha string) error {
 		return fmt.Errorf("delete blob %s: %w", sha, err)
 	}
 	return nil
+}
+
+// Lister is a Blobs that lists its blobs, for the sweep of those no run
+// references.
+type Lister interface {
+	// ListBlobs calls fn with the hash of every blob last written before
+	// before, until fn returns an error (which it returns).
+	ListBlobs(ctx context.Context, before time.Time, fn func(sha string) error) error
+}
+
+// ListBlobs implements Lister: the files under sha256/ named by a hash.
+func (d *Dir) ListBlobs(ctx context.Context, before time.Time, fn func(sha string) error) error {
+	return filepath.WalkDir(filepath.Join(d.root, "sha256"), func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("list blobs: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if e.IsDir() {
+			return nil
+		}
+		if p, perr := d.path(e.Name()); perr != nil || p != path {
+			return nil // not a blob
+		}
+		info, err := e.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // deleted meanwhile
+			}
+			return fmt.Errorf("list blobs: %w", err)
+		}
+		if !info.ModTime().Before(before) {
+			return nil
+		}
+		return fn(e.Name())
+	})
 }
 
 // ctxReader stops reading once its context is done.

@@ -572,6 +572,25 @@ func (s *S3) Delete(ctx context.Context, sha string) error {
 	return nil
 }
 
+// ListBlobs implements Lister: the objects under sha256/ named by a hash.
+func (s *S3) ListBlobs(ctx context.Context, before time.Time, fn func(sha string) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the listing when fn fails
+	for o := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s3BlobPrefix, Recursive: true}) {
+		if o.Err != nil {
+			return fmt.Errorf("list the blobs of s3 bucket %s: %w", s.bucket, s.unavailable(o.Err))
+		}
+		sha := o.Key[strings.LastIndexByte(o.Key, '/')+1:]
+		if key, err := s.key(sha); err != nil || key != o.Key || !o.LastModified.Before(before) {
+			continue
+		}
+		if err := fn(sha); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Sweep removes what interrupted uploads left: it aborts the incomplete
 // multipart uploads of blob and temporary keys, and deletes the tmp/
 // objects, that are older than olderThan. olderThan must exceed the

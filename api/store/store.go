@@ -46,6 +46,13 @@ type Progress struct {
 	Bytes      int64  `json:"bytes_read"`  // bytes read so far
 	TotalBytes int64  `json:"bytes_total"` // the run's files' size
 	Events     int64  `json:"events"`
+	// Replica names the replica analysing the run (a team deployment:
+	// it writes its progress to the database every few seconds).
+	Replica string `json:"replica,omitempty"`
+	// Stalled, when set, says that the replica analysing the run stopped
+	// answering (its progress is no longer written), and what happens
+	// next; set by the server answering, never stored.
+	Stalled string `json:"stalled,omitempty"`
 }
 
 // Run is one uploaded profiling run.

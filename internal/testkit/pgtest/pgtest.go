@@ -104,8 +104,10 @@ func Stop() {
 	}
 }
 
-// Down stops the process's cluster at once (pg_ctl stop -m immediate:
-// the clients' connections drop), as an outage would; its databases stay,
+// Down stops the process's cluster (pg_ctl stop -m fast: the clients'
+// connections are cut, what was committed stays: the cluster runs with
+// synchronous_commit off, which an immediate stop would make lose the
+// last commits), as an outage would; its databases stay,
 // and Up starts it again on the same port. A test that stops it starts it
 // again before it ends (Down registers that as a cleanup too).
 func Down(tb testing.TB) {
@@ -113,7 +115,7 @@ func Down(tb testing.TB) {
 	if shared == nil {
 		tb.Fatal("pgtest: Down before New")
 	}
-	if err := run(shared.command(filepath.Join(shared.bin, "pg_ctl"), "stop", "-D", shared.data(), "-m", "immediate", "-w", "-t", "30")); err != nil {
+	if err := run(shared.command(filepath.Join(shared.bin, "pg_ctl"), "stop", "-D", shared.data(), "-m", "fast", "-w", "-t", "30")); err != nil {
 		tb.Fatalf("pgtest: stop the cluster: %v", err)
 	}
 	tb.Cleanup(func() { Up(tb) })
@@ -129,6 +131,7 @@ func Up(tb testing.TB) {
 	if err := shared.pgctlStart(); err != nil {
 		tb.Fatalf("pgtest: start the cluster again: %v", err)
 	}
+	shared.admin.Reset() // its connections died with the server
 }
 
 // get returns the process's cluster, starting it the first time.
