@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -152,7 +153,8 @@ func TestCrashLoopBounded(t *testing.T) {
 
 // startDoomed starts a replica process (runHelperReplica) over st whose
 // analyses never end, and returns its URL, a function that waits for the
-// run it starts analysing, and its command.
+// run it starts analysing (which may come before it listens: it queues
+// the unfinished runs as it starts), and its command.
 func startDoomed(t *testing.T, st stores) (string, func() string, *exec.Cmd) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -162,20 +164,38 @@ func startDoomed(t *testing.T, st stores) (string, func() string, *exec.Cmd) {
 	cmd.Stderr = os.Stderr
 	must(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	lines := bufio.NewScanner(out)
-	next := func(prefix string) string {
-		for lines.Scan() {
-			if v, ok := strings.CutPrefix(lines.Text(), prefix+" "); ok {
-				return v
-			}
-			if strings.HasPrefix(lines.Text(), "ERROR") {
-				t.Fatalf("replica: %s", lines.Text())
+	listen, analysing := make(chan string, 1), make(chan string, 16)
+	go func() {
+		defer close(listen)
+		defer close(analysing)
+		for lines := bufio.NewScanner(out); lines.Scan(); {
+			line := lines.Text()
+			if v, ok := strings.CutPrefix(line, "LISTEN "); ok {
+				listen <- v
+			} else if v, ok := strings.CutPrefix(line, "ANALYSING "); ok {
+				analysing <- v
+			} else if strings.HasPrefix(line, "ERROR") {
+				analysing <- line
+				listen <- line
 			}
 		}
-		t.Fatalf("replica exited before %s: %v", prefix, lines.Err())
-		return ""
+	}()
+	url, ok := <-listen
+	if !ok || strings.HasPrefix(url, "ERROR") {
+		t.Fatalf("replica did not listen: %q", url)
 	}
-	return next("LISTEN"), func() string { return next("ANALYSING") }, cmd
+	return url, func() string {
+		select {
+		case id, ok := <-analysing:
+			if !ok {
+				t.Fatal("replica exited before it analysed a run")
+			}
+			return id
+		case <-time.After(time.Minute):
+			t.Fatal("replica analysed no run within a minute")
+			return ""
+		}
+	}, cmd
 }
 
 // rescue makes a dead replica's running job of run id available again at
