@@ -300,6 +300,7 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 		}
 	}
 	go s.sweep()
+	s.log.Info("kinetoscope stores", "db", storeName(meta, cfg.Meta), "blobs", storeName(blobs, cfg.Blobs), "replica", s.replica)
 	return s, nil
 }
 
@@ -319,6 +320,7 @@ func (s *Server) startQueue(pg *store.Postgres, unfinished []string) error {
 		s.queue = nil
 		return fmt.Errorf("start the analysis queue: %w", err)
 	}
+	go s.listenDeletes(pg)
 	return nil
 }
 

@@ -17,6 +17,16 @@ import (
 // a database outage (it could neither record its run nor drop its
 // blobs), and by a delete while a dead upload held the run's blobs.
 
+// storeName names a store in the start log: where it says it is (the
+// database's URL without its password, the bucket and its endpoint), else
+// the URL it was opened from.
+func storeName(st any, url string) string {
+	if w, ok := st.(interface{ Where() string }); ok {
+		return w.Where()
+	}
+	return url
+}
+
 // sweepEvery is the pause between two sweeps.
 const sweepEvery = time.Hour
 
@@ -35,6 +45,7 @@ func (s *Server) sweep() {
 				s.log.Info("blob sweep: removed the leftovers of interrupted uploads", "removed", n)
 			}
 		}
+		s.dropDeletedCharts(s.ctx)
 		n, err := s.sweepOrphans(s.ctx)
 		switch {
 		case err != nil && s.ctx.Err() == nil:
