@@ -147,10 +147,30 @@ func (q *riverQueue) reset(ctx context.Context, id string, p store.Progress) err
 			return fmt.Errorf("queue the analysis of run %s: %w", id, err)
 		}
 		if res.UniqueSkippedAsDuplicate {
-			return fmt.Errorf("run %s: %w", id, store.ErrUnfinished)
+			return fmt.Errorf("run %s: %w", id, errJobFinishing)
 		}
 		return nil
 	})
+}
+
+// errJobFinishing is reset's answer for a finished run whose job has not
+// yet ended: it recorded the run's outcome and is about to return.
+var errJobFinishing = errors.New("the job of its last analysis is still ending")
+
+// resetSoon is reset, tried again for a few seconds while the run's last
+// job is still ending.
+func (q *riverQueue) resetSoon(ctx context.Context, id string, p store.Progress) error {
+	for try := 0; ; try++ {
+		err := q.reset(ctx, id, p)
+		if !errors.Is(err, errJobFinishing) || try == 50 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // requeue makes sure every unfinished run has a job: runs recorded by an

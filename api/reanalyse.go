@@ -25,12 +25,12 @@ func (s *Server) reanalyseRun(c echo.Context) error {
 	}
 	p := store.Progress{Phase: "queued", TotalBytes: run.Size()}
 	if s.queue != nil {
-		err = s.queue.reset(ctx, id, p)
+		err = s.queue.resetSoon(ctx, id, p)
 	} else {
 		err = s.meta.Reset(ctx, id, p)
 	}
 	switch {
-	case errors.Is(err, store.ErrUnfinished):
+	case errors.Is(err, store.ErrUnfinished) || errors.Is(err, errJobFinishing):
 		return echo.NewHTTPError(http.StatusConflict, fmt.Sprintf("run %s is %s: its analysis is not over yet", id, run.Status))
 	case err != nil:
 		return notFound(err)
