@@ -28,15 +28,8 @@ type wrapFunc = func(ctx context.Context, a api.Analysis, real func() (*analyze.
 // wrap.
 func replicaWith(t *testing.T, name, meta, blobs string, wrap wrapFunc) *testServer {
 	t.Helper()
-	srv, err := api.OpenWithAnalysis(api.Config{DataDir: t.TempDir(), Meta: meta, Blobs: blobs, Replica: name,
-		JobTimeout: teamJobTimeout, RescueMargin: teamRescueMargin, Logger: quietLog(), MaxUncompressedBytes: 256 << 20}, wrap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := newHTTPServer(srv)
-	s := &testServer{Server: srv, URL: ts.URL, ts: ts}
-	t.Cleanup(s.stop)
-	return s
+	return startWithAnalysis(t, api.Config{DataDir: t.TempDir(), Meta: meta, Blobs: blobs, Replica: name,
+		JobTimeout: teamJobTimeout, RescueMargin: teamRescueMargin, MaxUncompressedBytes: 256 << 20}, wrap)
 }
 
 // An S3 outage while a run's files are read does not fail the run as a

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -240,36 +239,16 @@ func runHelperReplica(stores string) {
 // replica takes the job over and finishes it, with analyze's report.
 func TestTeamReplicaKilled(t *testing.T) {
 	meta, blobs := pgtest.New(t), s3test.New(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperReplicaEnv+"="+meta+" "+blobs)
-	out, err := cmd.StdoutPipe()
-	must(t, err)
-	cmd.Stderr = os.Stderr
-	must(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	lines := bufio.NewScanner(out)
-	next := func(prefix string) string {
-		for lines.Scan() {
-			if v, ok := strings.CutPrefix(lines.Text(), prefix+" "); ok {
-				return v
-			}
-			if strings.HasPrefix(lines.Text(), "ERROR") {
-				t.Fatalf("replica: %s", lines.Text())
-			}
-		}
-		t.Fatalf("replica exited before %s: %v", prefix, lines.Err())
-		return ""
-	}
-	doomed := next("LISTEN")
+	doomed, analysing, cmd := startDoomed(t, stores{meta, blobs})
 	path := testkit.Public(t, traceSmall)
 	c := uploadFile(t, doomed, path, "&name=orphaned")
-	if got := next("ANALYSING"); got != c.ID {
+	if got := analysing(); got != c.ID {
 		t.Fatalf("replica analyses %s, want %s", got, c.ID)
 	}
 	// The run is running on the doomed replica: kill it there.
 	must(t, cmd.Process.Signal(syscall.SIGKILL))
 	killed := time.Now()
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) {
 		t.Fatalf("replica exit: %v", err)
