@@ -49,9 +49,10 @@ type Config struct {
 	// Blobs is where the uploaded files are kept: file://DIR (default:
 	// blobs/ in DataDir) or s3://BUCKET?endpoint=HOST:PORT&region=R.
 	Blobs string
-	// JobTimeout bounds one analysis on the shared queue (default 30m).
-	// A job whose replica died is taken by another once it has been
-	// running for JobTimeout + RescueMargin (default 1m).
+	// JobTimeout bounds one analysis on the shared queue (default 30m):
+	// past it the run fails, saying so. A job whose replica died is taken
+	// by another once it has been running for JobTimeout + RescueMargin
+	// (default 1m), within rescueSlack (40 s) more.
 	JobTimeout   time.Duration
 	RescueMargin time.Duration
 	// Replica names this server among the replicas, in logs, /healthz and
