@@ -213,6 +213,7 @@ const helperReplicaEnv = "KINETOSCOPE_TEST_REPLICA"
 // ends by itself, so that the process is killed in the middle of one. It
 // prints its URL and serves until killed.
 func runHelperReplica(stores string) {
+	go exitWithParent()
 	meta, blobs, _ := strings.Cut(stores, " ")
 	dir, err := os.MkdirTemp("", "replica-")
 	if err != nil {
@@ -233,6 +234,17 @@ func runHelperReplica(stores string) {
 	ts := newHTTPServer(srv)
 	fmt.Println("LISTEN", ts.URL)
 	select {}
+}
+
+// exitWithParent ends the replica process once the test process that
+// started it is gone (killed, or timed out before its cleanups ran).
+func exitWithParent() {
+	parent := os.Getppid()
+	for range time.Tick(200 * time.Millisecond) {
+		if os.Getppid() != parent {
+			os.Exit(2)
+		}
+	}
 }
 
 // A replica killed with SIGKILL in the middle of an analysis: another
