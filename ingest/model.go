@@ -202,10 +202,15 @@ type Trace struct {
 	Annotations Chunks[Annotation]
 	// PythonCalls are the python_function events (with_stack traces) whose
 	// function is an engine-step entry point (see stepMarkFunction), in
-	// trace order; every other python_function event is counted in
-	// Counts.PythonFunctions and skipped unparsed.
+	// trace order; Modules (below) the nn.Module forwards; every other
+	// python_function event is counted in Counts.PythonFunctions and
+	// skipped unparsed.
 	PythonCalls Chunks[Annotation]
-	CommOps     Chunks[CommOp]
+	// Modules are the python_function events of nn.Module forwards
+	// ("nn.Module: Attention_0", with_stack traces), in trace order: they
+	// name the modules that launched kernels.
+	Modules Chunks[Annotation]
+	CommOps Chunks[CommOp]
 	// Embeddings are the aten::embedding CPU ops, with the tokens of their
 	// input when the trace recorded shapes.
 	Embeddings  Chunks[Embedding]

@@ -40,7 +40,7 @@ type inspectFile struct {
 	Memset            int64            `json:"memset"`
 	Launches          int64            `json:"launches"`
 	Annotations       int64            `json:"annotations"`
-	PythonKept        int64            `json:"python_functions_kept"` // step marks (execute_model)
+	PythonKept        int64            `json:"python_functions_kept"` // step marks (execute_model) and nn.Module forwards
 	PythonDropped     int64            `json:"python_functions_dropped"`
 	Warnings          []string         `json:"warnings"`
 	Error             string           `json:"error,omitempty"`
@@ -159,7 +159,7 @@ func describeTrace(t *ingest.Trace, kind string) inspectFile {
 		Path: t.Path, Kind: kind, Rank: t.Rank, RankSource: t.RankSource, WorldSize: t.WorldSize(),
 		Bytes: t.Counts.Bytes, UncompressedBytes: t.Counts.UncompressedBytes, Events: t.Counts.ByCategory,
 		Launches: int64(t.Launches.Len()), Annotations: int64(t.Annotations.Len()),
-		PythonKept: int64(t.PythonCalls.Len()), PythonDropped: t.Counts.PythonFunctions - int64(t.PythonCalls.Len()), Warnings: append([]string{}, t.Warnings...),
+		PythonKept: int64(t.PythonCalls.Len() + t.Modules.Len()), PythonDropped: t.Counts.PythonFunctions - int64(t.PythonCalls.Len()+t.Modules.Len()), Warnings: append([]string{}, t.Warnings...),
 	}
 	for _, g := range t.GPU.All() {
 		switch g.Kind {
@@ -202,7 +202,7 @@ func writeInspectText(w io.Writer, files []inspectFile) {
 		fmt.Fprintf(w, "  %s, rank %s, world size %s\n", label, rank, world)
 		fmt.Fprintf(w, "  read %s bytes, %s bytes of JSON\n", group(f.Bytes), group(f.UncompressedBytes))
 		fmt.Fprintf(w, "  events %s\n", categoryList(f.Events))
-		fmt.Fprintf(w, "  kept %s kernels, %s memcpy, %s memset, %s launches, %s annotations, %s python_function step marks; dropped %s python_function\n",
+		fmt.Fprintf(w, "  kept %s kernels, %s memcpy, %s memset, %s launches, %s annotations, %s python_function step marks and modules; dropped %s python_function\n",
 			group(f.Kernels), group(f.Memcpy), group(f.Memset), group(f.Launches), group(f.Annotations), group(f.PythonKept), group(f.PythonDropped))
 		for _, warn := range f.Warnings {
 			fmt.Fprintf(w, "  warning: %s\n", warn)
