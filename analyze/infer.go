@@ -179,10 +179,13 @@ func inferSteps(t *ingest.Trace, li *launchIndex) (marks []stepMark, cutoff int6
 	return marks, cutoff, evidence
 }
 
-// findCycle looks for the step cycle: first among the counts of the
+// findCycle looks for the step cycle: among the counts of the
 // device-to-host copies, with a copy in the group (a step ends with its
-// sampled tokens copied to the host); then among all counts of at least
-// minCycles, fewest cycles first (a step holds many layer cycles).
+// sampled tokens copied to the host), and among all counts of at least
+// minCycles, fewest cycles first (a step holds many layer cycles). The
+// longest period wins: a copy's cycle that nests whole inside the cycles
+// of fewer repeats is a sync inside the step (a MoE router copying its
+// expert counts to the host in every layer), not the step.
 func findCycle(byCount map[int][]ingest.StrID, pos map[ingest.StrID][]int32, d2h map[ingest.StrID]bool, n int) (cycleGroup, bool, bool) {
 	counts := make([]int, 0, len(byCount))
 	for c := range byCount {
@@ -192,6 +195,20 @@ func findCycle(byCount map[int][]ingest.StrID, pos map[ingest.StrID][]int32, d2h
 	if len(counts) > maxCountsTried {
 		counts = counts[:maxCountsTried]
 	}
+	plain, plainOK := plainCycle(counts, byCount, pos, n)
+	copied, copyOK := copyCycle(counts, byCount, pos, d2h, n)
+	switch {
+	case copyOK && plainOK && len(plain.lo) < len(copied.lo) && len(copied.lo)%len(plain.lo) == 0:
+		return plain, false, true
+	case copyOK:
+		return copied, true, true
+	}
+	return plain, false, plainOK
+}
+
+// copyCycle is the group of fewest cycles among the counts of the
+// device-to-host copies that holds a copy.
+func copyCycle(counts []int, byCount map[int][]ingest.StrID, pos map[ingest.StrID][]int32, d2h map[ingest.StrID]bool, n int) (cycleGroup, bool) {
 	for _, c := range counts {
 		var seeds []ingest.StrID
 		for _, name := range byCount[c] {
@@ -203,19 +220,25 @@ func findCycle(byCount map[int][]ingest.StrID, pos map[ingest.StrID][]int32, d2h
 			continue
 		}
 		if g, ok := bestGroup(limit(seeds, maxSeeds), limit(byCount[c], maxGroupNames), pos, n); ok {
-			return g, true, true
+			return g, true
 		}
 	}
+	return cycleGroup{}, false
+}
+
+// plainCycle is the group of fewest cycles, at least minCycles, among all
+// counts.
+func plainCycle(counts []int, byCount map[int][]ingest.StrID, pos map[ingest.StrID][]int32, n int) (cycleGroup, bool) {
 	for _, c := range counts {
 		if c < minCycles {
 			continue
 		}
 		names := limit(byCount[c], maxGroupNames)
 		if g, ok := bestGroup(limit(names, maxSeeds), names, pos, n); ok {
-			return g, false, true
+			return g, true
 		}
 	}
-	return cycleGroup{}, false, false
+	return cycleGroup{}, false
 }
 
 func limit[T any](s []T, n int) []T { return s[:min(len(s), n)] }
