@@ -370,3 +370,38 @@ func medianTokens(steps []Step, open []int) (float64, bool) {
 	}
 	return quantileFloat(ts, 0.5), len(ts) > 0
 }
+
+// minPeriodicBlocks is how many runs of prefill steps, past the first,
+// recurring at one period make inferred steps suspect.
+const minPeriodicBlocks = 3
+
+// periodicPhases warns when inferred steps' phases alternate with a fixed
+// period: runs of prefill steps starting every k steps (k >= 2), past the
+// first run, at least minPeriodicBlocks times, with decode steps between.
+// Engine steps do not do that; parts of a step do (its layers, cut at a
+// sync inside each), the step's own kernels making every k-th part look
+// heavier. "" when the phases do not.
+func periodicPhases(steps []Step) string {
+	var starts []int
+	for i := range steps {
+		if steps[i].Phase == PhasePrefill && (i == 0 || steps[i-1].Phase != PhasePrefill) {
+			starts = append(starts, i)
+		}
+	}
+	if len(starts) < minPeriodicBlocks+1 {
+		return ""
+	}
+	rest := starts[1:]
+	k := rest[1] - rest[0]
+	for i := 2; i < len(rest); i++ {
+		if rest[i]-rest[i-1] != k {
+			return ""
+		}
+	}
+	if k < 2 {
+		return ""
+	}
+	return fmt.Sprintf("the inferred steps' phases alternate with a period of %d steps (prefill again at steps %d, %d, %d, ...): "+
+		"they are likely parts of engine steps (cut at a sync inside each step), not steps; give the step marks with --step-regex",
+		k, rest[0], rest[1], rest[2])
+}

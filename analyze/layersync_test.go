@@ -2,9 +2,11 @@ package analyze
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"kinetoscope/internal/testkit"
@@ -113,4 +115,46 @@ func sampledCopies(t *testing.T, raw map[string]any, perStep, steps int, drop bo
 		raw["traceEvents"] = kept
 	}
 	return n
+}
+
+// TestPeriodicPhases: a warning when runs of prefill steps recur at one
+// period past the first (the per-layer split of moe_sync without its
+// sampled-token copies: prefill again every 8 steps), none for engine
+// steps' shapes, periodic arrivals too few to say so included.
+func TestPeriodicPhases(t *testing.T) {
+	seq := func(s string) []Step {
+		var out []Step
+		for _, c := range s {
+			p := PhaseDecode
+			if c == 'P' {
+				p = PhasePrefill
+			}
+			out = append(out, Step{Phase: p})
+		}
+		return out
+	}
+	tests := []struct {
+		phases string
+		period int // 0: no warning
+	}{
+		{"PPPPPPPPPddddddd" + "Pddddddd" + "Pddddddd" + "Pddddddd", 8},
+		{"Pddd" + "Pddd" + "Pddd" + "Pddd", 4},
+		{"PdPdPdPd", 2},
+		{"Pddddddddddddddd", 0},
+		{"PdddPdddPddd", 0},                  // three runs: too few past the first
+		{"PddddPdddPddddddPdd", 0},           // irregular arrivals
+		{"PPddddPPddddPPdddd" + "PPdddd", 6}, // two-step runs every 6
+		{"dddddddd", 0},                      // no prefill
+		{"PdPPdddPdddPddd", 0},               // periods differ
+	}
+	for _, tt := range tests {
+		w := periodicPhases(seq(tt.phases))
+		want := ""
+		if tt.period > 0 {
+			want = fmt.Sprintf("a period of %d steps", tt.period)
+		}
+		if (want == "") != (w == "") || !strings.Contains(w, want) {
+			t.Errorf("%s: %q, want period %d", tt.phases, w, tt.period)
+		}
+	}
 }
