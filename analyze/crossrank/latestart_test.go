@@ -97,6 +97,22 @@ func (g genericTrace) ingest(t *testing.T, name string) *ingest.Trace {
 	return tr
 }
 
+// twoRanks returns the rank 0 and rank 1 traces of a bundled two-rank
+// sample.
+func twoRanks(t *testing.T, variant string) []string {
+	t.Helper()
+	dir, err := sampletraces.RealDir(variant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, err := filepath.Glob(filepath.Join(dir, "*.pt.trace.json.gz"))
+	if err != nil || len(paths) != 2 {
+		t.Fatalf("%s: want 2 traces, got %v (%v)", dir, paths, err)
+	}
+	sort.Strings(paths)
+	return paths
+}
+
 // TestLateProfilerStart cuts the start off rank 1 of each bundled two-rank
 // sample, as if its profiler had started later: at the collective that
 // rank 0 began longest before rank 1 did, halfway between their starts,
@@ -106,15 +122,7 @@ func (g genericTrace) ingest(t *testing.T, name string) *ingest.Trace {
 func TestLateProfilerStart(t *testing.T) {
 	for _, variant := range sampletraces.RealVariants() {
 		t.Run(variant, func(t *testing.T) {
-			dir, err := sampletraces.RealDir(variant)
-			if err != nil {
-				t.Fatal(err)
-			}
-			paths, err := filepath.Glob(filepath.Join(dir, "*.pt.trace.json.gz"))
-			if err != nil || len(paths) != 2 {
-				t.Fatalf("%s: want 2 traces, got %v (%v)", dir, paths, err)
-			}
-			sort.Strings(paths)
+			paths := twoRanks(t, variant)
 			g0, g1 := readGeneric(t, paths[0]), readGeneric(t, paths[1])
 			k0, k1 := g0.ncclSpans(), g1.ncclSpans()
 			first, lead := -1, 0.0
@@ -155,15 +163,7 @@ func TestLateProfilerStart(t *testing.T) {
 // up to 15.6 µs apart): they still pair, by a share of their duration,
 // as a 32 MiB one whose ends are 76 µs apart must with the default 50 µs.
 func TestLongTransferEnds(t *testing.T) {
-	dir, err := sampletraces.RealDir("p2p_disabled")
-	if err != nil {
-		t.Fatal(err)
-	}
-	paths, err := filepath.Glob(filepath.Join(dir, "*.pt.trace.json.gz"))
-	if err != nil || len(paths) != 2 {
-		t.Fatalf("%s: want 2 traces, got %v (%v)", dir, paths, err)
-	}
-	sort.Strings(paths)
+	paths := twoRanks(t, "p2p_disabled")
 	k0, k1 := readGeneric(t, paths[0]).ncclSpans(), readGeneric(t, paths[1]).ncclSpans()
 	var wide int // long collectives whose ends differ by more than the tolerance
 	const tol = 5_000
@@ -173,7 +173,7 @@ func TestLongTransferEnds(t *testing.T) {
 		}
 	}
 	if wide == 0 {
-		t.Fatalf("%s: no collective over 100 µs ends more than %d ns apart on the two ranks", dir, tol)
+		t.Fatalf("%s: no collective over 100 µs ends more than %d ns apart on the two ranks", paths[0], tol)
 	}
 	a, err := Align(readTraces(t, paths...), nil, Options{EndToleranceNS: tol, SharedClockNS: tol})
 	if err != nil {
