@@ -116,6 +116,11 @@ func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Optio
 	}
 	rk.Steps = p.buildSteps()
 	inferPhases(rk.Steps, p.training())
+	if p.source == SourceInferred {
+		if w := periodicPhases(rk.Steps); w != "" {
+			rk.Warnings = append(rk.Warnings, w)
+		}
+	}
 	rk.Decode = Aggregate(rk.Steps, isPhase(PhaseDecode))
 	if pre := Aggregate(rk.Steps, isPhase(PhasePrefill)); pre.Steps > 0 {
 		rk.Prefill = &pre

@@ -308,7 +308,7 @@ func TestTeamReplicaKilled(t *testing.T) {
 func TestTeamDeleteDuringUpload(t *testing.T) {
 	meta, blobs := pgtest.New(t), s3test.New(t)
 	a, b := replica(t, "a", meta, blobs), replica(t, "b", meta, blobs)
-	first, second := testkit.Public(t, traceSmall), testkit.Public(t, traceRank0)
+	first, second := testkit.Public(t, traceSmall), testkit.Public(t, traceRank1) // ranks 0 and 1: one run
 	old := uploadFile(t, a.URL, first, "&name=old")
 	waitRun(t, a.URL, old.ID)
 	sha := old.Run.Files[0].SHA256

@@ -149,6 +149,9 @@ func (s *Server) storeRun(ctx context.Context, up *upload, read func() error) (*
 	if err := read(); err != nil {
 		return nil, err
 	}
+	if err := rankClash(up.files); err != nil {
+		return nil, err
+	}
 	unlock, err := s.lockBlobs(ctx)
 	if err != nil {
 		return nil, err

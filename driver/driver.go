@@ -65,6 +65,9 @@ func ReadPaths(paths []string, opt Options) (*ingest.Set, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := duplicateRanks(set); err != nil {
+		return nil, err
+	}
 	if len(set.Traces) == 0 {
 		return nil, noTraces(set.Path, set, dirContents(set.Path))
 	}
@@ -78,10 +81,28 @@ func ReadSources(srcs []ingest.Source, opt Options) (*ingest.Set, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := duplicateRanks(set); err != nil {
+		return nil, err
+	}
 	if len(set.Traces) == 0 {
 		return nil, noTraces(set.Path, set, "")
 	}
 	return set, nil
+}
+
+// duplicateRanks is the error for a set in which two files claim one rank
+// (two runs' files given as one, say): it names both files of each such
+// rank, and unwraps to *ingest.DuplicateRankError. Analysing one of them,
+// picked by name, would answer for a run nobody asked about.
+func duplicateRanks(set *ingest.Set) error {
+	var errs []error
+	for _, e := range set.Errors {
+		var dup *ingest.DuplicateRankError
+		if errors.As(e, &dup) {
+			errs = append(errs, fmt.Errorf("%w: give one file per rank (the files of one run)", dup))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // ingest returns the read options of opt.
