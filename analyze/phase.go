@@ -96,5 +96,5 @@ func pctOf(part, whole float64) float64 {
 }
 
 func isPhase(name string) func(*Step) bool {
-	return func(s *Step) bool { return s.Phase == name }
+	return func(s *Step) bool { return s.Phase == name && !s.Truncated }
 }
