@@ -54,7 +54,7 @@ func (p *rankPass) checkRules(rk *Rank) RulesCheck {
 	if ph.Steps == 0 {
 		ph, name = Aggregate(rk.Steps, (*Step).HasWork), "all"
 	}
-	rc := RulesCheck{Phase: name, OtherUS: ph.Buckets[Other].US, OtherShare: pctOf(ph.Buckets[Other].US, ph.KernelUS)}
+	rc := RulesCheck{Phase: name, Steps: ph.Steps, OtherUS: ph.Buckets[Other].US, OtherShare: pctOf(ph.Buckets[Other].US, ph.KernelUS)}
 	top := rk.TopKernels[Other]
 	rc.Top = append([]KernelStat(nil), top[:min(len(top), maxListed)]...)
 	rc.CommLike = p.commLike()

@@ -61,6 +61,7 @@ type RulesCheck struct {
 	// Phase names the steps the share is of: decode, or all (every step,
 	// when there are no decode steps), as Rank.TopKernels.
 	Phase string `json:"phase"`
+	Steps int    `json:"steps"` // how many
 	// OtherUS is those steps' kernel time in bucket Other; OtherShare its
 	// percent of their kernel time.
 	OtherUS    float64 `json:"other_us"`
@@ -175,7 +176,7 @@ func (c *Checks) otherCaveat(r *Report) string {
 	}
 	var names []string
 	for _, k := range rc.Top {
-		names = append(names, fmt.Sprintf("%s (%s)", shortName(k.Name), msText(k.US)))
+		names = append(names, fmt.Sprintf("%s (%s/step)", shortName(k.Name), msText(k.US/float64(max(rc.Steps, 1)))))
 	}
 	return fmt.Sprintf("the rules leave %.1f%% of %skernel time in Other%s (above %.0f%%), so every share is of partly unclassified time: "+
 		"biggest unclassified kernels %s; classify them with --rules FILE (rules in the format of analyze/rules.yaml, tried first)",
@@ -208,12 +209,12 @@ func (c *Checks) commLikeCaveat(r *Report) string {
 			names = append(names, fmt.Sprintf("%d more", len(ks)-maxListed))
 			break
 		}
-		names = append(names, fmt.Sprintf("%s (%d calls, %s, in %s)", shortName(k.Name), k.Count, msText(k.US), k.Bucket))
+		names = append(names, fmt.Sprintf("%s (%d calls, %s in all, bucket %s)", shortName(k.Name), k.Count, msText(k.US), k.Bucket))
 	}
 	k := ks[0]
-	return fmt.Sprintf("%s look like communication but no communication rule matched them, so communication is undercounted: %s; "+
-		"classify them with --rules FILE, e.g. a rule {bucket: %s, pattern: '%s'}",
-		pluralWord(len(ks), "kernel name", "kernel names"), strings.Join(names, ", "), commBucketGuess(k.Name), rulePattern(k.Name))
+	return fmt.Sprintf("%s like communication but no communication rule matched, so communication is undercounted: %s; "+
+		"classify with --rules FILE, e.g. a rule {bucket: %s, pattern: '%s'}",
+		pluralWord(len(ks), "kernel name looks", "kernel names look"), strings.Join(names, ", "), commBucketGuess(k.Name), rulePattern(k.Name))
 }
 
 // pluralWord is "1 kernel name" or "N kernel names".
@@ -299,11 +300,11 @@ func (c *Checks) impossibleCaveat(r *Report) string {
 		on := rankLabel(r, c.Ranks[i].Rank)
 		switch {
 		case tc.LongerThanTrace > 0:
-			return fmt.Sprintf("%s last longer than the whole trace%s (the longest %s): their durations are wrong, and so is the kernel time they are in",
-				pluralWord(tc.LongerThanTrace, "GPU event", "GPU events"), on, msText(tc.LongestUS))
+			return fmt.Sprintf("%s longer than the whole trace%s (the longest %s): durations are wrong, and so is the kernel time they are in",
+				pluralWord(tc.LongerThanTrace, "GPU event lasts", "GPU events last"), on, msText(tc.LongestUS))
 		case tc.OutsideWindow > 0:
-			return fmt.Sprintf("%s lie more than a second outside the trace's CPU window%s: their timestamps are wrong",
-				pluralWord(tc.OutsideWindow, "GPU event", "GPU events"), on)
+			return fmt.Sprintf("%s more than a second outside the trace's CPU window%s: timestamps are wrong",
+				pluralWord(tc.OutsideWindow, "GPU event lies", "GPU events lie"), on)
 		case tc.Launched > 0 && pctOf(float64(tc.BeforeLaunch), float64(tc.Launched)) > beforeLaunchCaveatShare:
 			return fmt.Sprintf("%d of %d GPU events start before their CPU launch%s (by up to %s): the CPU and GPU clocks disagree, so launch delays and CPU-side step boundaries are off",
 				tc.BeforeLaunch, tc.Launched, on, msText(tc.BeforeLaunchMaxUS))
@@ -330,11 +331,27 @@ func (c *Checks) droppedCaveat(r *Report) string {
 
 // cutCaveat says when the last step was cut off and left out.
 func (c *Checks) cutCaveat(r *Report) string {
+	var ranks []string
+	var first *CutStep
 	for i := range c.Ranks {
 		if cs := c.Ranks[i].Truncation.CutStep; cs != nil {
-			return fmt.Sprintf("the profile ends inside step %d%s (%d kernels, against %d in its other %s steps): it is left out of the figures",
-				cs.Index, rankLabel(r, c.Ranks[i].Rank), cs.Kernels, cs.MedianKernels, cs.Phase)
+			ranks = append(ranks, rankName(c.Ranks[i].Rank))
+			if first == nil {
+				first = cs
+			}
 		}
 	}
-	return ""
+	if first == nil {
+		return ""
+	}
+	on := ""
+	switch {
+	case len(r.Ranks) < 2:
+	case len(ranks) == 1:
+		on = " on rank " + ranks[0]
+	default:
+		on = " on ranks " + strings.Join(ranks, ", ")
+	}
+	return fmt.Sprintf("the profile ends inside step %d%s (%d kernels, against %d in the other %s steps): it is left out of the figures",
+		first.Index, on, first.Kernels, first.MedianKernels, first.Phase)
 }

@@ -11,7 +11,7 @@ const (
 	// overlapToleranceNS: an event starting less than this before the end
 	// of the previous event on its stream does not count as an overlap
 	// (timestamp rounding, programmatic dependent launch on Hopper).
-	overlapToleranceNS = 1_000
+	overlapToleranceNS = 2_000
 	// beforeLaunchToleranceNS: a GPU event may start this much before its
 	// CPU launch call began before the clocks are said to disagree.
 	beforeLaunchToleranceNS = 1_000
@@ -25,7 +25,7 @@ const (
 // launch, and nothing lasts longer than the trace.
 type TimingCheck struct {
 	// Overlaps counts GPU events that start before the previous event on
-	// their stream has ended (by more than 1 µs): a negative gap, which
+	// their stream has ended (by more than 2 µs): a negative gap, which
 	// only clock or duration errors make. OverlapUS is the time they
 	// overlap, summed: kernel time counts it twice.
 	Overlaps  int     `json:"overlaps"`
