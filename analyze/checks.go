@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -86,6 +87,15 @@ type ClockProblem struct {
 	Collectives int     `json:"collectives"`
 	Matched     int     `json:"matched"`
 	Problem     string  `json:"problem"`
+	// OrderGapUS is the median gap between the ends of this rank's
+	// communication kernels and the lowest rank's, paired by their order
+	// (later is positive): roughly how far its clock is off when the
+	// profiles started together. OrderGapDriftUS is how much that gap
+	// grows from the first half of the pairs to the second (clocks that
+	// drift apart); OrderPairs the number of pairs.
+	OrderGapUS      float64 `json:"order_gap_us"`
+	OrderGapDriftUS float64 `json:"order_gap_drift_us"`
+	OrderPairs      int     `json:"order_pairs"`
 }
 
 // checkRank runs the checks of one rank that read its events; the rank's
@@ -109,7 +119,7 @@ func checkData(r *Report, passes []*rankPass, a *crossrank.Alignment, opt Option
 	for i, p := range passes {
 		c.Ranks[i] = p.checks
 	}
-	c.Clock = clockProblems(a)
+	c.Clock = clockProblems(a, passes)
 	if r.Headline != nil {
 		r.Headline.Caveats = c.caveats(r, passes)
 	}
@@ -145,12 +155,14 @@ func rankLabel(r *Report, rank int) string {
 
 // msText formats microseconds as milliseconds for a caveat.
 func msText(us float64) string {
-	switch {
-	case us >= 100_000:
+	switch a := math.Abs(us); {
+	case a >= 1_000_000:
+		return fmt.Sprintf("%.2f s", us/1e6)
+	case a >= 100_000:
 		return fmt.Sprintf("%.0f ms", us/1e3)
-	case us >= 1_000:
+	case a >= 1_000:
 		return fmt.Sprintf("%.1f ms", us/1e3)
-	case us >= 10:
+	case a >= 10:
 		return fmt.Sprintf("%.2f ms", us/1e3)
 	}
 	return fmt.Sprintf("%.4f ms", us/1e3)

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -465,5 +466,75 @@ func TestCutTail(t *testing.T) {
 		if whole.Checks.Ranks[i].Truncation.CutStep != nil {
 			t.Errorf("whole trace, rank %d: cut step %+v", i, whole.Checks.Ranks[i].Truncation.CutStep)
 		}
+	}
+}
+
+// shiftAll moves every time of tr through f.
+func shiftAll(tr *ingest.Trace, f func(int64) int64) {
+	for _, ev := range tr.GPU.All() {
+		s, e := f(ev.Start), f(ev.End())
+		ev.Start, ev.Dur = s, e-s
+	}
+	for _, l := range tr.Launches.All() {
+		s, e := f(l.Start), f(l.Start+l.Dur)
+		l.Start, l.Dur = s, e-s
+	}
+	for _, a := range tr.Annotations.All() {
+		s, e := f(a.Start), f(a.Start+a.Dur)
+		a.Start, a.Dur = s, e-s
+	}
+	for _, a := range tr.PythonCalls.All() {
+		s, e := f(a.Start), f(a.Start+a.Dur)
+		a.Start, a.Dur = s, e-s
+	}
+	for _, a := range tr.CommOps.All() {
+		a.Start = f(a.Start)
+	}
+	for _, a := range tr.Embeddings.All() {
+		a.Start = f(a.Start)
+	}
+}
+
+// TestClockOffset: rank 1 of a real two-rank trace moved 3 s ahead while
+// it still claims rank 0's clock (one baseTimeNanoseconds) pairs none of its
+// collectives: the check names it with the 3 s gap its collectives show
+// paired by order; so does a clock that drifts. The same offset on a clock
+// of its own is estimated and fixed by the alignment, and nothing is said.
+func TestClockOffset(t *testing.T) {
+	const refNS = 5133128600000000 // within the sample's time range
+	cases := []struct {
+		name    string
+		f       func(int64) int64
+		ownBase bool
+		gapUS   float64 // the order gap wanted, within 1 ms; 0: no problem
+	}{
+		{"3 s on the shared clock", func(x int64) int64 { return x + 3e9 }, false, 3e6},
+		{"3 s on its own clock", func(x int64) int64 { return x + 3e9 }, true, 0},
+		{"drift 1e-3 on the shared clock", func(x int64) int64 { return x + (x-refNS)/1000 }, false, -18.6e3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			set := openCopy(t, testkit.Real(t, "eager"))
+			if c.ownBase {
+				set.Traces[1].Meta.BaseTimeNS++
+			}
+			shiftAll(set.Traces[1], c.f)
+			r := mustAnalyze(t, set, Options{})
+			if c.gapUS == 0 {
+				if len(r.Checks.Clock) != 0 || len(r.Headline.Caveats) != 0 {
+					t.Errorf("clock %+v, caveats %q", r.Checks.Clock, r.Headline.Caveats)
+				}
+				if off := r.Collectives.ClockOffsetsUS[1]; math.Abs(off+3e6) > 1e3 {
+					t.Errorf("estimated offset %.0f us, want -3e6", off)
+				}
+				return
+			}
+			if len(r.Checks.Clock) != 1 || r.Checks.Clock[0].Rank != 1 || math.Abs(r.Checks.Clock[0].OrderGapUS-c.gapUS) > 1e3 {
+				t.Fatalf("clock %+v; want rank 1 with an order gap of %.0f us", r.Checks.Clock, c.gapUS)
+			}
+			if caveatWith(r, "the clock of rank 1 disagrees", "paired by order") == "" {
+				t.Errorf("no clock caveat in %q", r.Headline.Caveats)
+			}
+		})
 	}
 }

@@ -55,10 +55,14 @@ func rankList(r *analyze.Report) string {
 }
 
 // phaseSteps returns the steps of a rank in the phase; "all" takes every
-// step.
+// step. A step cut off by the end of the profile (Step.Truncated) is in
+// none, as in the report's phase figures.
 func phaseSteps(rk *analyze.Rank, phase string) []*analyze.Step {
 	var out []*analyze.Step
 	for i := range rk.Steps {
+		if rk.Steps[i].Truncated {
+			continue
+		}
 		if (phase == phaseAll && rk.Steps[i].HasWork()) || rk.Steps[i].Phase == phase {
 			out = append(out, &rk.Steps[i])
 		}
