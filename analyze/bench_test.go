@@ -193,3 +193,40 @@ func BenchmarkClassifyNames(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(names)), "ns/name")
 }
+
+// BenchmarkChecks measures the checks of the data (Report.Checks) against
+// the whole analysis of the same trace in the same run: sub-benchmark
+// analyze is Analyze, checks the per-rank checks over the analysed passes
+// plus the cross-rank ones. The trace is KINETOSCOPE_BENCH_TRACE, else the
+// real eager sample.
+func BenchmarkChecks(b *testing.B) {
+	path := os.Getenv("KINETOSCOPE_BENCH_TRACE")
+	if path == "" {
+		path = filepath.Join("..", "sampletraces", "real", "eager")
+	}
+	set, err := ingest.Open(path, ingest.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("analyze", func(b *testing.B) { benchAnalyze(b, set) })
+	cls, re, err := prepare(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := &Report{Ranks: make([]Rank, len(set.Traces))}
+	passes := make([]*rankPass, len(set.Traces))
+	for i, t := range set.Traces {
+		r.Ranks[i], passes[i] = analyzeTrace(t, cls, re, Options{})
+	}
+	r.Headline = headline(r.Ranks)
+	b.Run("checks", func(b *testing.B) {
+		c0 := cpuTime()
+		for b.Loop() {
+			for i, p := range passes {
+				p.checks = checkRank(p, &r.Ranks[i])
+			}
+			checkData(r, passes, nil, Options{})
+		}
+		b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+	})
+}

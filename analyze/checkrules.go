@@ -65,17 +65,21 @@ func (p *rankPass) checkRules(rk *Rank) RulesCheck {
 // communication but whose bucket is not a communication bucket, by name
 // and bucket, most time first. The names are tested once each.
 func (p *rankPass) commLike() []KernelStat {
-	look := make(map[ingest.StrID]bool)
+	look := make([]bool, p.t.Strings.Len())
+	found := false
 	for k := range p.ec.names {
 		for id, ni := range p.ec.names[k] {
-			if ni.done && !look[ingest.StrID(id)] {
-				if _, ok := commFragment(p.t.Name(ingest.StrID(id))); ok {
-					look[ingest.StrID(id)] = true
-				}
+			// A name whose rules always give a communication bucket needs
+			// no look at its events.
+			if !ni.done || look[id] || (p.tab.isComm(ni.plain) && p.tab.isComm(ni.sampling) && !ni.collDep) {
+				continue
+			}
+			if _, ok := commFragment(p.t.Name(ingest.StrID(id))); ok {
+				look[id], found = true, true
 			}
 		}
 	}
-	if len(look) == 0 {
+	if !found {
 		return nil
 	}
 	type key struct {
@@ -89,10 +93,10 @@ func (p *rankPass) commLike() []KernelStat {
 			continue
 		}
 		b := p.bucketOf[i]
-		id := p.tab.ids[b]
-		if bk, _ := BucketByID(id); bk.Group == GroupCommunication {
+		if p.tab.isComm(b) {
 			continue
 		}
+		id := p.tab.ids[b]
 		k := key{ev.Name, b}
 		j, ok := at[k]
 		if !ok {
