@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 
@@ -35,9 +36,10 @@ func withFindings(r *analyze.Report) *analyze.Report {
 func TestChecksRendered(t *testing.T) {
 	base := analyzeRun(t, testkit.Real(t, "eager"))
 	r := withFindings(base)
-	for _, format := range []string{"table", "markdown"} {
+	writers := map[string]func(io.Writer, *analyze.Report) error{"table": WriteReportText, "markdown": WriteReportMarkdown}
+	for format, write := range writers {
 		var b bytes.Buffer
-		if err := WriteReport(&b, r, format); err != nil {
+		if err := write(&b, r); err != nil {
 			t.Fatal(err)
 		}
 		text := strings.ReplaceAll(b.String(), `\_`, "_") // Markdown escapes underscores
@@ -56,7 +58,7 @@ func TestChecksRendered(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := WriteReport(&b, base, "table"); err != nil {
+	if err := WriteReportText(&b, base); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "Nothing found") || strings.Contains(HeadlineText(base), "Caveat") {
