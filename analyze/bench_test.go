@@ -131,6 +131,12 @@ func BenchmarkAnalyzeVsIngest(b *testing.B) {
 // kinetoscope bench --repeat builds one), or of the bundled real eager run:
 // compare it with ingest's figure for the same file.
 func BenchmarkAnalyzeFile(b *testing.B) {
+	benchAnalyze(b, benchTraceSet(b))
+}
+
+// benchTraceSet reads $KINETOSCOPE_BENCH_TRACE, else the bundled real eager
+// run.
+func benchTraceSet(b *testing.B) *ingest.Set {
 	path := os.Getenv("KINETOSCOPE_BENCH_TRACE")
 	if path == "" {
 		path = filepath.Join("..", "sampletraces", "real", "eager")
@@ -139,7 +145,7 @@ func BenchmarkAnalyzeFile(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchAnalyze(b, set)
+	return set
 }
 
 // benchAnalyze runs Analyze on set b.N times and reports the CPU time an
@@ -200,14 +206,7 @@ func BenchmarkClassifyNames(b *testing.B) {
 // plus the cross-rank ones. The trace is KINETOSCOPE_BENCH_TRACE, else the
 // real eager sample.
 func BenchmarkChecks(b *testing.B) {
-	path := os.Getenv("KINETOSCOPE_BENCH_TRACE")
-	if path == "" {
-		path = filepath.Join("..", "sampletraces", "real", "eager")
-	}
-	set, err := ingest.Open(path, ingest.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	set := benchTraceSet(b)
 	b.Run("analyze", func(b *testing.B) { benchAnalyze(b, set) })
 	cls, re, err := prepare(Options{})
 	if err != nil {
