@@ -52,7 +52,7 @@ func commBucketGuess(name string) BucketID {
 func (p *rankPass) checkRules(rk *Rank) RulesCheck {
 	ph, name := rk.Decode, PhaseDecode
 	if ph.Steps == 0 {
-		ph, name = Aggregate(rk.Steps, (*Step).HasWork), "all"
+		ph, name = Aggregate(rk.Steps, isPhase("all")), "all"
 	}
 	rc := RulesCheck{Phase: name, Steps: ph.Steps, OtherUS: ph.Buckets[Other].US, OtherShare: pctOf(ph.Buckets[Other].US, ph.KernelUS)}
 	top := rk.TopKernels[Other]

@@ -101,12 +101,16 @@ type ClockProblem struct {
 // checkRank runs the checks of one rank that read its events; the rank's
 // steps, kernel lists and phases are final.
 func checkRank(p *rankPass, rk *Rank) RankChecks {
-	return RankChecks{
+	rc := RankChecks{
 		Rank:       rk.Rank,
 		Timing:     p.checkTiming(),
 		Rules:      p.checkRules(rk),
 		Truncation: checkTruncation(p.t.Meta.ProfilerLog, rk.Steps),
 	}
+	for s, ns := range p.overlapNS {
+		rk.Steps[s].OverlapUS = us(ns)
+	}
+	return rc
 }
 
 // checkData completes the checks of every rank with those across ranks,

@@ -179,6 +179,15 @@ func TestOverlapInjected(t *testing.T) {
 			if tc.Overlaps != n || fmt.Sprintf("%.3f", tc.OverlapUS) != fmt.Sprintf("%.3f", us(wantNS)) {
 				t.Errorf("%d overlaps, %.3f us; want %d, %.3f us", tc.Overlaps, tc.OverlapUS, n, us(wantNS))
 			}
+			var inSteps float64
+			for _, s := range r.Ranks[0].Steps {
+				inSteps += s.OverlapUS
+			}
+			// Every GPU event of the sample is in a step, so the steps hold
+			// all the overlap.
+			if r.Ranks[0].Outside.Count != 0 || fmt.Sprintf("%.3f", inSteps) != fmt.Sprintf("%.3f", tc.OverlapUS) {
+				t.Errorf("steps' overlap %.3f us (%d events outside steps), the check's %.3f us", inSteps, r.Ranks[0].Outside.Count, tc.OverlapUS)
+			}
 			if len(tc.Streams) != 1 || tc.Streams[0].Stream != int(tr.GPU.At(ix[0]).Stream) || tc.Worst == nil {
 				t.Errorf("streams %+v, worst %+v", tc.Streams, tc.Worst)
 			}

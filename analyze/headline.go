@@ -45,7 +45,7 @@ func headlinePhase(ranks []Rank) (string, func(*Rank) Phase) {
 			}
 		}
 	}
-	return "all", func(r *Rank) Phase { return Aggregate(r.Steps, func(s *Step) bool { return inPhase("all", s) }) }
+	return "all", func(r *Rank) Phase { return Aggregate(r.Steps, isPhase("all")) }
 }
 
 func derefPhase(p *Phase) Phase {

@@ -88,6 +88,10 @@ type Step struct {
 	// Comm is the step's transfer/wait split; nil unless collectives were
 	// aligned across ranks.
 	Comm *Comm `json:"comm,omitempty"`
+	// OverlapUS is the kernel time counted twice because GPU events
+	// overlap the previous event on their stream (TimingCheck): KernelUS
+	// holds it, BusyUS does not.
+	OverlapUS float64 `json:"overlap_us,omitempty"`
 	// Truncated marks the last step when the end of the profile cut it off
 	// (TruncationCheck.CutStep): it is left out of every phase's figures.
 	Truncated bool `json:"truncated,omitempty"`

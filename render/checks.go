@@ -126,3 +126,21 @@ func overlapCount(n int) string {
 	}
 	return fmt.Sprintf("%d GPU events overlap", n)
 }
+
+// streamOverlapNote says how much of a phase's kernel time GPU events
+// overlapping the previous event on their stream count twice ("" when
+// none): its busy time, the union, does not, and is the figure to read.
+func streamOverlapNote(rk *analyze.Rank, pv phaseView) string {
+	var ov float64
+	for i := range rk.Steps {
+		if s := &rk.Steps[i]; analyze.InPhase(pv.Name, s) {
+			ov += s.OverlapUS
+		}
+	}
+	if ov == 0 || pv.Phase.Steps == 0 {
+		return ""
+	}
+	n := float64(pv.Phase.Steps)
+	return fmt.Sprintf("Same-stream overlaps count %s ms/step of this kernel time twice (%s of it): GPU busy time, the union, is %s ms/step.",
+		msFine(ov/n), pct(ratioPct(ov, pv.Phase.KernelUS)), msFine(pv.Phase.BusyUS/n))
+}
