@@ -60,7 +60,11 @@ func checkBlocks(r *analyze.Report) []block {
 		checksPhase(c), pct(c.OtherThreshold))
 	bs := []block{{Heading: "Checks of the data", Level: 2}, {Lines: []string{intro}}, {Table: t}}
 	if len(lines) == 0 {
-		lines = []string{"Nothing found: the figures above rest on consistent timing, classified kernels and a complete profile."}
+		clocks := ""
+		if len(r.Ranks) > 1 {
+			clocks = ", and clocks the alignment relates"
+		}
+		lines = []string{"Nothing found: the figures above rest on consistent timing, classified kernels and a complete profile" + clocks + "."}
 	}
 	return append(bs, block{Lines: lines, List: true})
 }
