@@ -474,6 +474,11 @@ func TestCutTail(t *testing.T) {
 		if rk.Decode.Steps != k || fmt.Sprintf("%.3f", rk.Decode.SpanMeanUS) != fmt.Sprintf("%.3f", span/float64(k)) {
 			t.Errorf("rank %d: %d decode steps, span mean %.3f; the other steps: %d, %.3f", rk.Rank, rk.Decode.Steps, rk.Decode.SpanMeanUS, k, span/float64(k))
 		}
+		for _, lf := range rk.Layers {
+			if lf.Phase == PhaseDecode && lf.Steps+lf.Unfolded != k {
+				t.Errorf("rank %d: decode layers over %d+%d steps, want %d", rk.Rank, lf.Steps, lf.Unfolded, k)
+			}
+		}
 	}
 	if caveatWith(r, fmt.Sprintf("the profile ends inside step %d", len(r.Ranks[0].Steps)-1), "left out") == "" {
 		t.Errorf("no cut caveat in %q", r.Headline.Caveats)
