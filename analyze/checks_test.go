@@ -474,9 +474,25 @@ func TestCutTail(t *testing.T) {
 		if rk.Decode.Steps != k || fmt.Sprintf("%.3f", rk.Decode.SpanMeanUS) != fmt.Sprintf("%.3f", span/float64(k)) {
 			t.Errorf("rank %d: %d decode steps, span mean %.3f; the other steps: %d, %.3f", rk.Rank, rk.Decode.Steps, rk.Decode.SpanMeanUS, k, span/float64(k))
 		}
+		var transfer float64
+		for _, s := range whole.Ranks[i].Steps[:n-1] {
+			if s.Phase == PhaseDecode && s.Comm != nil {
+				transfer += s.Comm.TransferUS
+			}
+		}
+		if c := rk.Decode.Comm; c == nil || fmt.Sprintf("%.3f", c.TransferUS) != fmt.Sprintf("%.3f", transfer) {
+			t.Errorf("rank %d: decode comm %+v, the other steps' transfer %.3f us", rk.Rank, c, transfer)
+		}
 		for _, lf := range rk.Layers {
 			if lf.Phase == PhaseDecode && lf.Steps+lf.Unfolded != k {
 				t.Errorf("rank %d: decode layers over %d+%d steps, want %d", rk.Rank, lf.Steps, lf.Unfolded, k)
+			}
+		}
+	}
+	for _, row := range r.Bandwidth.Rows {
+		for _, w := range whole.Bandwidth.Rows {
+			if row.Phase == PhaseDecode && w.Phase == row.Phase && w.Bucket == row.Bucket && w.Bytes == row.Bytes && row.CallsPerStep != w.CallsPerStep {
+				t.Errorf("decode %s %d bytes: %.2f calls/step, the whole trace %.2f", row.Bucket, row.Bytes, row.CallsPerStep, w.CallsPerStep)
 			}
 		}
 	}
