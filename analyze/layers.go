@@ -187,7 +187,7 @@ func (p *rankPass) layerFolds(steps []Step) []LayerFold {
 	for _, phase := range []string{PhaseDecode, PhasePrefill, PhaseMixed} {
 		var in []*stepSequence
 		for i := range seqs {
-			if s := &seqs[i]; len(s.events) > 0 && steps[s.step].Phase == phase {
+			if s := &seqs[i]; len(s.events) > 0 && inPhase(phase, &steps[s.step]) {
 				in = append(in, s)
 			}
 		}

@@ -16,6 +16,9 @@ type Report struct {
 	// Headline is the finding a user wants first, from the decode steps.
 	Headline *Headline `json:"headline,omitempty"`
 	Warnings []string  `json:"warnings,omitempty"`
+	// Checks are the checks of the data itself: impossible timing, kernels
+	// the rules miss, lost or cut-off events, clocks across ranks.
+	Checks *Checks `json:"checks,omitempty"`
 }
 
 // Rank is the analysis of one rank's trace.
@@ -85,6 +88,13 @@ type Step struct {
 	// Comm is the step's transfer/wait split; nil unless collectives were
 	// aligned across ranks.
 	Comm *Comm `json:"comm,omitempty"`
+	// OverlapUS is the kernel time counted twice because GPU events
+	// overlap the previous event on their stream (TimingCheck): KernelUS
+	// holds it, BusyUS does not.
+	OverlapUS float64 `json:"overlap_us,omitempty"`
+	// Truncated marks the last step when the end of the profile cut it off
+	// (TruncationCheck.CutStep): it is left out of every phase's figures.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // BucketStat is the time and number of GPU events of one bucket.
@@ -185,6 +195,9 @@ type Headline struct {
 	// Problem says why the step split looks wrong; Fix what to do.
 	Problem string `json:"problem,omitempty"`
 	Fix     string `json:"fix,omitempty"`
+	// Caveats says, one sentence each, what in the data makes the figures
+	// doubtful (see Report.Checks); empty when nothing does.
+	Caveats []string `json:"caveats,omitempty"`
 }
 
 // HeadlineRank is one rank's figures behind a headline.

@@ -202,9 +202,10 @@ func dirContents(path string) string {
 	return " (it holds " + strings.Join(names, ", ") + ")"
 }
 
-// SelectRank returns r with the per-rank sections of one rank only; the
-// run-wide parts (headline, collectives, bandwidth) stay those of every
-// rank, so that the cross-rank alignment is kept.
+// SelectRank returns r with the per-rank sections and checks of one rank
+// only; the run-wide parts (headline, collectives, bandwidth, clock
+// checks) stay those of every rank, so that the cross-rank alignment is
+// kept.
 func SelectRank(r *analyze.Report, rank int) (*analyze.Report, error) {
 	out := *r
 	out.Ranks = nil
@@ -217,6 +218,16 @@ func SelectRank(r *analyze.Report, rank int) (*analyze.Report, error) {
 	}
 	if len(out.Ranks) == 0 {
 		return nil, fmt.Errorf("%s: no rank %d (ranks: %v)", r.Source, rank, have)
+	}
+	if r.Checks != nil {
+		c := *r.Checks
+		c.Ranks = nil
+		for _, rc := range r.Checks.Ranks {
+			if rc.Rank == rank {
+				c.Ranks = append(c.Ranks, rc)
+			}
+		}
+		out.Checks = &c
 	}
 	return &out, nil
 }

@@ -340,6 +340,7 @@ func (p *builder) finish() {
 			c.ByCategory[categoryNames[i]] += n
 		}
 	}
+	c.UnreadableTimes, c.NegativeDurs = p.badTimes, p.negDurs
 	p.setRank()
 	if w := p.long.warning(maxValueBytes); w != "" {
 		p.warn("%s", w)

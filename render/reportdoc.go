@@ -36,6 +36,7 @@ func reportBlocks(r *analyze.Report) []block {
 	for i := range r.Ranks {
 		bs = append(bs, rankBlocks(r, &r.Ranks[i])...)
 	}
+	bs = append(bs, checkBlocks(r)...)
 	if len(r.Warnings) > 0 {
 		bs = append(bs, block{Heading: "Warnings", Level: 2}, block{Lines: r.Warnings, List: true})
 	}
@@ -54,7 +55,7 @@ func HeadlineText(r *analyze.Report) string {
 		return "No headline: the trace has no kernels in any step."
 	}
 	if h.Problem != "" {
-		return fmt.Sprintf("No headline: the steps look wrong (%s), so any figure per step would be wrong too. To fix: %s.", h.Problem, h.Fix)
+		return fmt.Sprintf("No headline: the steps look wrong (%s), so any figure per step would be wrong too. To fix: %s%s.", h.Problem, h.Fix, CaveatText(h))
 	}
 	label := h.Label
 	if label == "" {
@@ -76,7 +77,7 @@ func HeadlineText(r *analyze.Report) string {
 			text += fmt.Sprintf(" (%.0fx the median step)", o.SpanUS/o.MedianSpanUS)
 		}
 	}
-	return text
+	return text + CaveatText(h)
 }
 
 // headlineBandwidthText adds, when a collective leads, its achieved bus
