@@ -100,6 +100,10 @@ type Config struct {
 	// (default 60s); an upload that keeps sending may take as long as it
 	// needs.
 	StallTimeout time.Duration
+	// AllowedHosts are the names a request's Host header may give
+	// (DefaultAllowedHosts; "*": any; ".example.com": every name below
+	// it); empty: the loopback names.
+	AllowedHosts []string
 	// Logger receives the server's log; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -181,6 +185,8 @@ type Server struct {
 	watched map[string]web.WatchedDir
 	// openapi is the OpenAPI document served (openAPIDocument).
 	openapi []byte
+	// guard checks Host and Origin (guardRequests).
+	guard *hostGuard
 	// analyze is the analysis the server runs.
 	analyze analyzeFunc
 	log     *slog.Logger
@@ -262,6 +268,7 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 		cfg: cfg, meta: meta, blobs: blobs, analyze: f, log: cfg.Logger, replica: cfg.Replica,
 		stats: newMetrics(), live: map[string]*store.Progress{}, stop: map[string]context.CancelFunc{},
 		sem: make(chan struct{}, cfg.Workers), charts: make(chan struct{}, cfg.ChartWorkers), ctx: ctx, cancel: cancel,
+		guard: newHostGuard(cfg.AllowedHosts),
 	}
 	images, err := openImageCache(filepath.Join(cfg.DataDir, "charts"), cfg.ChartCacheBytes)
 	if err != nil {

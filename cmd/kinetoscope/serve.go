@@ -43,6 +43,9 @@ type serveFlags struct {
 	noSamples bool
 	// watch is a profile directory whose complete rank sets become runs.
 	watch string
+	// allowedHosts are the Host names served, comma-separated (empty:
+	// api.DefaultAllowedHosts of the listen address).
+	allowedHosts string
 	// grace is how long a shutdown waits for the requests in progress
 	// before it cuts them off (not a flag; tests shorten it).
 	grace time.Duration
@@ -72,6 +75,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&f.chartWorkers, "chart-workers", 0, "charts drawn at once, apart from the analyses (0: a quarter of the processors, at least 1)")
 	fs.DurationVar(&f.chartTimeout, "chart-timeout", time.Minute, "longest a chart request may take, waiting for a chart worker included")
 	fs.Int64Var(&f.chartCache, "chart-cache", 256<<20, "bytes of rendered charts kept on disk under the data directory")
+	fs.StringVar(&f.allowedHosts, "allowed-hosts", "", "host names the server answers to, comma-separated (a Host header naming another is refused: DNS rebinding); '*': any, '.example.com': every name below it (default: localhost, 127.0.0.1, ::1 and the --addr host; for an --addr of every interface, the machine's host name and addresses)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kinetoscope serve [flags]\n\nServe the REST API (/api/v1) and the web page.\n\nflags:")
 		fs.PrintDefaults()
@@ -86,6 +90,19 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// hosts returns the host names served: --allowed-hosts, else the
+// defaults for --addr (a name) and for the address it listens on, bound.
+func (f *serveFlags) hosts(bound string) []string {
+	if strings.TrimSpace(f.allowedHosts) != "" {
+		return strings.Split(f.allowedHosts, ",")
+	}
+	hosts := api.DefaultAllowedHosts(bound)
+	if f.addr != "" {
+		hosts = append(hosts, api.DefaultAllowedHosts(f.addr)...)
+	}
+	return hosts
 }
 
 // shared reports whether the stores may be shared with other replicas.
@@ -142,6 +159,7 @@ func serve(ctx context.Context, ln net.Listener, f *serveFlags, stdout io.Writer
 		MaxFiles: f.maxFiles, MaxParts: f.maxParts,
 		ChartWorkers: f.chartWorkers, ChartTimeout: f.chartTimeout, ChartCacheBytes: f.chartCache,
 		Meta: f.db, Blobs: f.blobs, Replica: f.replica, JobTimeout: f.jobTimeout,
+		AllowedHosts: f.hosts(ln.Addr().String()),
 	})
 	if err != nil {
 		return err
