@@ -84,6 +84,7 @@ func (s *Server) analyzeRun(ctx context.Context, id string) error {
 		return fmt.Errorf("analysis of run %s: status: %w", id, err)
 	}
 	start := time.Now()
+	defer returnMemory()
 	s.stats.analysisStarted()
 	rep, err := s.runPipeline(ctx, run, lp)
 	s.stats.analysisDone(time.Since(start), err)
@@ -191,7 +192,7 @@ func analysisName(f store.File) string {
 // server's read limits, publishing its progress to lp.
 func (s *Server) analyzeSources(ctx context.Context, _ string, srcs []ingest.Source, lp *liveProgress) (*analyze.Report, error) {
 	run, err := driver.AnalyzeSources(srcs, driver.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes,
-		MaxRatio: s.cfg.MaxRatio, Progress: lp.update, Analyzing: func() { lp.setPhase("analyzing") }})
+		MaxRatio: s.cfg.MaxRatio, Progress: lp.update, Analyzing: func() { lp.setPhase("analyzing") }, Budget: s.budget()})
 	if err != nil {
 		return nil, err
 	}

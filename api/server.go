@@ -85,6 +85,12 @@ type Config struct {
 	// Workers is the number of analyses run at once (default 2): analysis
 	// memory grows with the trace, so this bounds the server's memory.
 	Workers int
+	// MaxAnalysisMemory is the memory budget of one analysis, estimated
+	// while its files are read (ingest.Budget): a run past it fails,
+	// naming the limit and the counts, before its memory is spent
+	// (default DefaultAnalysisMemory: half the machine's memory, shared by
+	// the workers).
+	MaxAnalysisMemory int64
 	// ChartWorkers is the number of charts drawn at once, apart from the
 	// analysis workers (default: a quarter of the processors, at least
 	// one): a timeline re-reads the stored trace, and drawing must leave
@@ -123,6 +129,9 @@ func (c *Config) defaults() {
 	}
 	if c.Workers <= 0 {
 		c.Workers = 2
+	}
+	if c.MaxAnalysisMemory <= 0 {
+		c.MaxAnalysisMemory = DefaultAnalysisMemory(c.Workers)
 	}
 	if c.MaxFiles <= 0 {
 		c.MaxFiles = 1024

@@ -37,6 +37,8 @@ type serveFlags struct {
 	chartWorkers                int
 	chartTimeout                time.Duration
 	chartCache                  int64
+	// maxAnalysisMemory is one analysis's memory budget (0: the default).
+	maxAnalysisMemory int64
 	// insecure allows a non-loopback address without a token.
 	insecure bool
 	// noSamples skips loading sample runs on first start.
@@ -72,6 +74,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Int64Var(&f.maxUpload, "max-upload", 8<<30, "largest upload request body, bytes")
 	fs.Int64Var(&f.maxUncompressed, "max-uncompressed", 64<<30, "largest decompressed size of one gzip stream, archive or archive member, bytes")
 	fs.IntVar(&f.workers, "workers", 2, "analyses run at once")
+	fs.Int64Var(&f.maxAnalysisMemory, "max-analysis-memory", 0, "memory budget of one analysis, bytes, estimated while the files are read (140 bytes per kept event, 1000 per distinct name): a run past it fails, naming the limit and the counts (0: half the machine's or cgroup's memory, divided by --workers)")
 	fs.IntVar(&f.chartWorkers, "chart-workers", 0, "charts drawn at once, apart from the analyses (0: a quarter of the processors, at least 1)")
 	fs.DurationVar(&f.chartTimeout, "chart-timeout", time.Minute, "longest a chart request may take, waiting for a chart worker included")
 	fs.Int64Var(&f.chartCache, "chart-cache", 256<<20, "bytes of rendered charts kept on disk under the data directory")
@@ -159,7 +162,7 @@ func serve(ctx context.Context, ln net.Listener, f *serveFlags, stdout io.Writer
 		MaxFiles: f.maxFiles, MaxParts: f.maxParts,
 		ChartWorkers: f.chartWorkers, ChartTimeout: f.chartTimeout, ChartCacheBytes: f.chartCache,
 		Meta: f.db, Blobs: f.blobs, Replica: f.replica, JobTimeout: f.jobTimeout,
-		AllowedHosts: f.hosts(ln.Addr().String()),
+		AllowedHosts: f.hosts(ln.Addr().String()), MaxAnalysisMemory: f.maxAnalysisMemory,
 	})
 	if err != nil {
 		return err
