@@ -114,6 +114,7 @@ func (s *Server) record(ctx context.Context, id string, rep *analyze.Report, err
 	} else {
 		p.Phase = "done"
 		err = s.meta.SetReport(ctx, id, js, p)
+		err = s.reportNotStored(ctx, id, err, p)
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):

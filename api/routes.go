@@ -59,7 +59,8 @@ func (s *Server) getOpenAPI(c echo.Context) error {
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, s.openapi)
 }
 
-// healthz handles GET /healthz: both stores answer. It names the replica
+// healthz handles GET /healthz: both stores answer, and the disk of the
+// embedded stores has its reserve (healthDisk). It names the replica
 // that answered.
 func (s *Server) healthz(c echo.Context) error {
 	ctx := c.Request().Context()
@@ -69,7 +70,7 @@ func (s *Server) healthz(c echo.Context) error {
 	if _, err := s.blobs.Has(ctx, strings.Repeat("0", 64)); err != nil {
 		return echo.NewHTTPError(http.StatusServiceUnavailable, "blob store: "+err.Error())
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "ok", "replica": s.replica})
+	return s.healthDisk(c)
 }
 
 // errorHandler answers every error as JSON {"error": message}; errors that

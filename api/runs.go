@@ -299,7 +299,7 @@ func (s *Server) deleteRun(c echo.Context) error {
 		return err
 	}
 	defer unlock()
-	orphans, err := s.meta.Delete(ctx, id)
+	orphans, err := s.deleteMeta(ctx, id)
 	if err != nil {
 		return notFound(err)
 	}
@@ -310,6 +310,7 @@ func (s *Server) deleteRun(c echo.Context) error {
 			s.log.Warn("delete blob", "run", id, "sha256", sha, "err", err)
 		}
 	}
+	s.keepBallast()
 	return c.NoContent(http.StatusNoContent)
 }
 

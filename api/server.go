@@ -12,6 +12,8 @@
 //	work/ID/                 links to a run's blobs under their file names
 //	                         while it is analysed (removed at start)
 //	charts/ID/               rendered charts of a run (bounded in size)
+//	ballast                  8 MiB freed when the disk fills, so that
+//	                         deletes can still be recorded (keepBallast)
 //	.samples-loaded          written once the sample runs were loaded
 package api
 
@@ -106,6 +108,11 @@ type Config struct {
 	// (default 60s); an upload that keeps sending may take as long as it
 	// needs.
 	StallTimeout time.Duration
+	// MinFreeDisk is the free space kept in reserve on the disks of the
+	// data directory and the embedded stores (default 256 MiB; negative:
+	// none): uploads are refused (507) below it, so that deletes and the
+	// database's log always have room.
+	MinFreeDisk int64
 	// AllowedHosts are the names a request's Host header may give
 	// (DefaultAllowedHosts; "*": any; ".example.com": every name below
 	// it); empty: the loopback names.
@@ -132,6 +139,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxAnalysisMemory <= 0 {
 		c.MaxAnalysisMemory = DefaultAnalysisMemory(c.Workers)
+	}
+	if c.MinFreeDisk == 0 {
+		c.MinFreeDisk = 256 << 20
 	}
 	if c.MaxFiles <= 0 {
 		c.MaxFiles = 1024
@@ -196,6 +206,8 @@ type Server struct {
 	openapi []byte
 	// guard checks Host and Origin (guardRequests).
 	guard *hostGuard
+	// ballastMu orders the writes of the disk ballast (keepBallast).
+	ballastMu sync.Mutex
 	// analyze is the analysis the server runs.
 	analyze analyzeFunc
 	log     *slog.Logger

@@ -37,6 +37,7 @@ func (s *Server) createRun(c echo.Context) error {
 	req := c.Request()
 	req.Body = http.MaxBytesReader(c.Response(), req.Body, s.cfg.MaxUploadBytes)
 	defer s.extendDeadlines(c)()
+	req.Body = &reserveBody{ReadCloser: req.Body, s: s}
 	ct, params, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
 	if req.Header.Get(echo.HeaderContentType) == "" {
 		ct, err = "application/octet-stream", nil
@@ -93,6 +94,8 @@ func (s *Server) uploadError(err error) error {
 		return he
 	case s.ctx.Err() != nil:
 		return echo.NewHTTPError(http.StatusServiceUnavailable, shutdownMsg)
+	case diskError(err) != nil:
+		return diskError(err)
 	case errors.As(err, &ie):
 		return echo.NewHTTPError(ie.Code, ie.Msg)
 	case errors.As(err, &mb):

@@ -39,6 +39,8 @@ type serveFlags struct {
 	chartCache                  int64
 	// maxAnalysisMemory is one analysis's memory budget (0: the default).
 	maxAnalysisMemory int64
+	// minFreeDisk is the free space kept in reserve (api.Config.MinFreeDisk).
+	minFreeDisk int64
 	// insecure allows a non-loopback address without a token.
 	insecure bool
 	// noSamples skips loading sample runs on first start.
@@ -78,6 +80,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&f.chartWorkers, "chart-workers", 0, "charts drawn at once, apart from the analyses (0: a quarter of the processors, at least 1)")
 	fs.DurationVar(&f.chartTimeout, "chart-timeout", time.Minute, "longest a chart request may take, waiting for a chart worker included")
 	fs.Int64Var(&f.chartCache, "chart-cache", 256<<20, "bytes of rendered charts kept on disk under the data directory")
+	fs.Int64Var(&f.minFreeDisk, "min-free-disk", 256<<20, "free space kept in reserve on the disk of the data directory, bytes: uploads are refused (507) below it and /healthz answers 503 degraded, so that deletes and the database's log have room (negative: no reserve)")
 	fs.StringVar(&f.allowedHosts, "allowed-hosts", "", "host names the server answers to, comma-separated (a Host header naming another is refused: DNS rebinding); '*': any, '.example.com': every name below it (default: localhost, 127.0.0.1, ::1 and the --addr host; for an --addr of every interface, the machine's host name and addresses)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kinetoscope serve [flags]\n\nServe the REST API (/api/v1) and the web page.\n\nflags:")
@@ -163,6 +166,7 @@ func serve(ctx context.Context, ln net.Listener, f *serveFlags, stdout io.Writer
 		ChartWorkers: f.chartWorkers, ChartTimeout: f.chartTimeout, ChartCacheBytes: f.chartCache,
 		Meta: f.db, Blobs: f.blobs, Replica: f.replica, JobTimeout: f.jobTimeout,
 		AllowedHosts: f.hosts(ln.Addr().String()), MaxAnalysisMemory: f.maxAnalysisMemory,
+		MinFreeDisk: f.minFreeDisk,
 	})
 	if err != nil {
 		return err
