@@ -3,11 +3,17 @@ package api
 import (
 	"bufio"
 	"bytes"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
 
 	"kinetoscope/ingest"
 )
@@ -80,4 +86,56 @@ func (s *Server) budget() *ingest.Budget {
 func returnMemory() {
 	runtime.GC()
 	debug.FreeOSMemory()
+}
+
+// admitUpload takes one of the MaxUploads upload slots, or answers 503
+// with Retry-After when all are taken, and wraps the request body so that
+// the upload is refused below the disk reserve (reserveBody) or below
+// MinUploadRate once UploadGrace has passed (rateBody). The caller calls
+// release when the upload is over.
+func (s *Server) admitUpload(c echo.Context) (release func(), err error) {
+	select {
+	case s.uploads <- struct{}{}:
+	default:
+		s.stats.rejected()
+		c.Response().Header().Set("Retry-After", strconv.Itoa(uploadRetryAfter))
+		return nil, echo.NewHTTPError(http.StatusServiceUnavailable, fmt.Sprintf(
+			"the server is taking %d uploads already (the server's --max-uploads): send it again in a few seconds", cap(s.uploads)))
+	}
+	req := c.Request()
+	req.Body = &rateBody{ReadCloser: &reserveBody{ReadCloser: req.Body, s: s}, min: s.cfg.MinUploadRate, grace: s.cfg.UploadGrace,
+		start: time.Now(), header: c.Response().Header()}
+	return func() { <-s.uploads }, nil
+}
+
+// uploadRetryAfter is the Retry-After of an upload refused for want of a
+// slot, in seconds.
+const uploadRetryAfter = 5
+
+// rateBody fails an upload whose average rate since its start is below
+// min bytes a second once grace has passed: a body trickled a byte at a
+// time holds a connection and a slot for ever otherwise, since each byte
+// pushes the stall deadline out.
+type rateBody struct {
+	io.ReadCloser
+	min   int64
+	grace time.Duration
+	start time.Time
+	n     int64
+	// header is the answer's: a cut-off upload closes its connection, so
+	// that the server does not wait for the rest of the body first.
+	header http.Header
+}
+
+// Read implements io.Reader.
+func (r *rateBody) Read(b []byte) (int, error) {
+	n, err := r.ReadCloser.Read(b)
+	r.n += int64(n)
+	if d := time.Since(r.start); d > r.grace && float64(r.n) < float64(r.min)*d.Seconds() {
+		r.header.Set(echo.HeaderConnection, "close")
+		return n, &inputError{Code: http.StatusRequestTimeout, Msg: fmt.Sprintf(
+			"upload too slow: %d bytes in %.0f s, under the server's --min-upload-rate of %d bytes/s after its first %v: nothing was stored",
+			r.n, d.Seconds(), r.min, r.grace)}
+	}
+	return n, err
 }

@@ -108,6 +108,14 @@ type Config struct {
 	// (default 60s); an upload that keeps sending may take as long as it
 	// needs.
 	StallTimeout time.Duration
+	// MaxUploads caps the uploads received at once (default 64): one more
+	// is answered 503 with Retry-After.
+	MaxUploads int
+	// MinUploadRate is the least average rate, in bytes a second, of an
+	// upload once UploadGrace has passed since it began (defaults 8 KiB/s
+	// and 30s): a slower one is cut off (408).
+	MinUploadRate int64
+	UploadGrace   time.Duration
 	// MinFreeDisk is the free space kept in reserve on the disks of the
 	// data directory and the embedded stores (default 256 MiB; negative:
 	// none): uploads are refused (507) below it, so that deletes and the
@@ -139,6 +147,15 @@ func (c *Config) defaults() {
 	}
 	if c.MaxAnalysisMemory <= 0 {
 		c.MaxAnalysisMemory = DefaultAnalysisMemory(c.Workers)
+	}
+	if c.MaxUploads <= 0 {
+		c.MaxUploads = 64
+	}
+	if c.MinUploadRate <= 0 {
+		c.MinUploadRate = 8 << 10
+	}
+	if c.UploadGrace <= 0 {
+		c.UploadGrace = 30 * time.Second
 	}
 	if c.MinFreeDisk == 0 {
 		c.MinFreeDisk = 256 << 20
@@ -206,6 +223,8 @@ type Server struct {
 	openapi []byte
 	// guard checks Host and Origin (guardRequests).
 	guard *hostGuard
+	// uploads holds a token per upload being received (admitUpload).
+	uploads chan struct{}
 	// ballastMu orders the writes of the disk ballast (keepBallast).
 	ballastMu sync.Mutex
 	// analyze is the analysis the server runs.
@@ -289,7 +308,7 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 		cfg: cfg, meta: meta, blobs: blobs, analyze: f, log: cfg.Logger, replica: cfg.Replica,
 		stats: newMetrics(), live: map[string]*store.Progress{}, stop: map[string]context.CancelFunc{},
 		sem: make(chan struct{}, cfg.Workers), charts: make(chan struct{}, cfg.ChartWorkers), ctx: ctx, cancel: cancel,
-		guard: newHostGuard(cfg.AllowedHosts),
+		guard: newHostGuard(cfg.AllowedHosts), uploads: make(chan struct{}, cfg.MaxUploads),
 	}
 	images, err := openImageCache(filepath.Join(cfg.DataDir, "charts"), cfg.ChartCacheBytes)
 	if err != nil {

@@ -35,9 +35,13 @@ func isBodyType(ct string) bool {
 // createRun handles POST /api/v1/runs.
 func (s *Server) createRun(c echo.Context) error {
 	req := c.Request()
+	release, err := s.admitUpload(c)
+	if err != nil {
+		return err
+	}
+	defer release()
 	req.Body = http.MaxBytesReader(c.Response(), req.Body, s.cfg.MaxUploadBytes)
 	defer s.extendDeadlines(c)()
-	req.Body = &reserveBody{ReadCloser: req.Body, s: s}
 	ct, params, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
 	if req.Header.Get(echo.HeaderContentType) == "" {
 		ct, err = "application/octet-stream", nil

@@ -41,6 +41,11 @@ type serveFlags struct {
 	maxAnalysisMemory int64
 	// minFreeDisk is the free space kept in reserve (api.Config.MinFreeDisk).
 	minFreeDisk int64
+	// maxUploads, minUploadRate and uploadGrace bound the uploads
+	// received at once and how slow they may be.
+	maxUploads    int
+	minUploadRate int64
+	uploadGrace   time.Duration
 	// insecure allows a non-loopback address without a token.
 	insecure bool
 	// noSamples skips loading sample runs on first start.
@@ -80,6 +85,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.IntVar(&f.chartWorkers, "chart-workers", 0, "charts drawn at once, apart from the analyses (0: a quarter of the processors, at least 1)")
 	fs.DurationVar(&f.chartTimeout, "chart-timeout", time.Minute, "longest a chart request may take, waiting for a chart worker included")
 	fs.Int64Var(&f.chartCache, "chart-cache", 256<<20, "bytes of rendered charts kept on disk under the data directory")
+	fs.IntVar(&f.maxUploads, "max-uploads", 64, "most uploads received at once: one more is answered 503 with Retry-After")
+	fs.Int64Var(&f.minUploadRate, "min-upload-rate", 8<<10, "least average upload rate, bytes/s, once --upload-grace has passed: a slower upload is cut off (408)")
+	fs.DurationVar(&f.uploadGrace, "upload-grace", 30*time.Second, "time an upload may take before --min-upload-rate applies")
 	fs.Int64Var(&f.minFreeDisk, "min-free-disk", 256<<20, "free space kept in reserve on the disk of the data directory, bytes: uploads are refused (507) below it and /healthz answers 503 degraded, so that deletes and the database's log have room (negative: no reserve)")
 	fs.StringVar(&f.allowedHosts, "allowed-hosts", "", "host names the server answers to, comma-separated (a Host header naming another is refused: DNS rebinding); '*': any, '.example.com': every name below it (default: localhost, 127.0.0.1, ::1 and the --addr host; for an --addr of every interface, the machine's host name and addresses)")
 	fs.Usage = func() {
@@ -166,7 +174,7 @@ func serve(ctx context.Context, ln net.Listener, f *serveFlags, stdout io.Writer
 		ChartWorkers: f.chartWorkers, ChartTimeout: f.chartTimeout, ChartCacheBytes: f.chartCache,
 		Meta: f.db, Blobs: f.blobs, Replica: f.replica, JobTimeout: f.jobTimeout,
 		AllowedHosts: f.hosts(ln.Addr().String()), MaxAnalysisMemory: f.maxAnalysisMemory,
-		MinFreeDisk: f.minFreeDisk,
+		MinFreeDisk: f.minFreeDisk, MaxUploads: f.maxUploads, MinUploadRate: f.minUploadRate, UploadGrace: f.uploadGrace,
 	})
 	if err != nil {
 		return err

@@ -153,7 +153,7 @@ func TestServeShutdownDuringUpload(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/gzip\r\nContent-Length: %d\r\n\r\n", len(trace))
+	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/gzip\r\nContent-Length: %d\r\n\r\n", len(trace))
 	conn.Write(trace[:len(trace)/2])
 	tmp := filepath.Join(data, "blobs", "tmp")
 	waitFiles(t, tmp, 1)
