@@ -21,6 +21,7 @@ func (s *Server) routes() (err error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
+	e.Pre(headAsGet)
 	e.Use(securityHeaders, s.recoverPanics, s.stats.middleware, s.guardRequests, s.trackRequests, s.authenticate, strictQuery)
 	if s.openapi, err = openAPIDocument(); err != nil {
 		return err

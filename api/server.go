@@ -272,8 +272,8 @@ func Open(cfg Config) (*Server, error) {
 // driver's).
 func open(cfg Config, f analyzeFunc) (*Server, error) {
 	cfg.defaults()
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
+	if err := prepareDataDir(cfg); err != nil {
+		return nil, err
 	}
 	ctx := context.Background()
 	meta, err := store.OpenMeta(ctx, cfg.Meta)
@@ -302,6 +302,9 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 	cfg.defaults()
 	if cfg.ReadToken != "" && cfg.Token == "" {
 		return nil, errors.New("a read-only token needs a token for writes too")
+	}
+	if err := errors.Join(checkToken("token", cfg.Token), checkToken("read-only token", cfg.ReadToken)); err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
@@ -340,9 +343,7 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 			return nil, err
 		}
 	} else {
-		for _, id := range ids {
-			s.enqueue(id)
-		}
+		s.requeueUnfinished(ctx, ids)
 	}
 	if s3, ok := blobs.(*store.S3); ok {
 		go s.sweep(s3)

@@ -68,3 +68,24 @@ func TestServeClientsPassHostAndOriginChecks(t *testing.T) {
 		t.Errorf("Host evil.example answered %d, want 403", resp.StatusCode)
 	}
 }
+
+// A blank or short --token or --read-token is refused, naming the flag.
+func TestShortTokenRefused(t *testing.T) {
+	t.Setenv("KINETOSCOPE_TOKEN", "")
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--token", "   "}, "--token"},
+		{[]string{"--token", "s3cret"}, "--token"},
+		{[]string{"--token", "a-token-of-16-chars", "--read-token", "short"}, "--read-token"},
+	} {
+		_, err := parseServeFlags(tc.args, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.flag) {
+			t.Errorf("%q: %v, want a refusal naming %s", tc.args, err, tc.flag)
+		}
+	}
+	if _, err := parseServeFlags([]string{"--token", "a-token-of-16-chars"}, io.Discard); err != nil {
+		t.Errorf("a 19-character token: %v", err)
+	}
+}

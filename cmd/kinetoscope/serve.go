@@ -103,7 +103,25 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	if err := f.checkExposure(); err != nil {
 		return nil, err
 	}
+	if err := errors.Join(checkTokenFlag("--token", f.token), checkTokenFlag("--read-token", f.readToken)); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// minTokenLen is the shortest --token or --read-token accepted.
+const minTokenLen = 16
+
+// checkTokenFlag refuses a blank or short token: one a visitor guesses is
+// no protection.
+func checkTokenFlag(flag, tok string) error {
+	if tok == "" {
+		return nil
+	}
+	if n := len(strings.TrimSpace(tok)); n < minTokenLen {
+		return fmt.Errorf("%s has %d visible characters: give at least %d (openssl rand -hex 16 makes one)", flag, n, minTokenLen)
+	}
+	return nil
 }
 
 // hosts returns the host names served: --allowed-hosts, else the
