@@ -54,7 +54,7 @@ func (e *BudgetError) Error() string {
 	}
 	return fmt.Sprintf("the analysis would take more than its memory budget of %s%s: "+
 		"%s events kept and %s distinct names in %d file(s) after reading part of the input, an estimated %s "+
-		"(%d bytes per event, %d per distinct name): split the trace (fewer steps or ranks per file) or raise the budget",
+		"(%d bytes per event, %d per distinct name): profile fewer steps or ranks, or raise the budget",
 		formatBytes(e.Limit), flag, groupDigits(e.Events), groupDigits(e.Names), e.Files, formatBytes(e.Estimate),
 		BudgetBytesPerEvent, BudgetBytesPerName)
 }
