@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"net/http"
 	"os"
@@ -250,3 +251,14 @@ func (s *Server) healthDisk(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, body)
 }
+
+// storeFailed reports whether an upload failed on a file of the server's
+// own (a *fs.PathError: the store, not the client): its message names
+// the server's paths, so it is logged, not answered.
+func storeFailed(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe)
+}
+
+// storeFailedMsg answers an upload the store failed.
+const storeFailedMsg = "the server could not store the upload (its log says why): nothing was stored, send it again later"

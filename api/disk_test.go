@@ -78,7 +78,7 @@ func TestFullDisk(t *testing.T) {
 	must(t, err)
 	disk := smallDisk(t, "16m")
 	data := filepath.Join(disk, "data")
-	s := startServer(t, api.Config{DataDir: data, MinFreeDisk: 4 << 20})
+	s := startServer(t, embedded(api.Config{DataDir: data, MinFreeDisk: 4 << 20}))
 	code, out := uploadBytes(t, s.URL, trace)
 	if code != http.StatusAccepted {
 		t.Fatalf("upload on an empty disk: %d %s", code, out)
@@ -103,17 +103,28 @@ func TestFullDisk(t *testing.T) {
 
 	// No reserve: the upload meets the full disk itself.
 	s.stop()
-	s = startServer(t, api.Config{DataDir: data, MinFreeDisk: -1})
+	s = startServer(t, embedded(api.Config{DataDir: data, MinFreeDisk: -1}))
 	filler = fill(t, disk, 64<<10)
 	code, out = uploadBytes(t, s.URL, bytes.Repeat(trace, 8))
 	if code != http.StatusInsufficientStorage || !strings.Contains(out, "disk is full") || strings.Contains(out, disk) || strings.Contains(out, "tmp") {
 		t.Errorf("upload into a full disk: %d %s; want 507 naming no path", code, out)
 	}
 	must(t, os.Remove(filler))
+
+	// Another failure of the store: 500, naming no path either.
+	tmp := filepath.Join(data, "blobs", "tmp")
+	must(t, os.Rename(tmp, tmp+".away"))
+	must(t, os.WriteFile(tmp, nil, 0o600))
+	code, out = uploadBytes(t, s.URL, trace)
+	if code != http.StatusInternalServerError || strings.Contains(out, disk) || strings.Contains(out, "tmp") {
+		t.Errorf("upload the store failed: %d %s; want 500 naming no path", code, out)
+	}
+	must(t, os.Remove(tmp))
+	must(t, os.Rename(tmp+".away", tmp))
 	s.stop()
 
 	// The report does not fit: the run fails, saying why.
-	s = startWithAnalysis(t, api.Config{DataDir: data, MinFreeDisk: -1}, func(ctx context.Context, a api.Analysis, real func() (*analyze.Report, error)) (*analyze.Report, error) {
+	s = startWithAnalysis(t, embedded(api.Config{DataDir: data, MinFreeDisk: -1}), func(ctx context.Context, a api.Analysis, real func() (*analyze.Report, error)) (*analyze.Report, error) {
 		rep, err := real()
 		fill(t, disk, 0)
 		return rep, err

@@ -45,7 +45,8 @@ func TestLoginNextIsLocal(t *testing.T) {
 
 // After a restart, the runs left unfinished say "queued" until a worker
 // takes them: with one worker, one run is running and the rest queued,
-// also those the previous process was analysing.
+// also those the previous process was analysing (the embedded queue's
+// restart; the shared queue's jobs are River's).
 func TestRestartSaysQueued(t *testing.T) {
 	data := t.TempDir()
 	block := func(started chan<- string) func(ctx context.Context, a api.Analysis, real func() (*analyze.Report, error)) (*analyze.Report, error) {
@@ -56,7 +57,7 @@ func TestRestartSaysQueued(t *testing.T) {
 		}
 	}
 	started := make(chan string, 8)
-	s := startWithAnalysis(t, api.Config{DataDir: data, Workers: 2}, block(started))
+	s := startWithAnalysis(t, embedded(api.Config{DataDir: data, Workers: 2}), block(started))
 	for range 3 {
 		uploadFile(t, s.URL, testkit.Public(t, traceSmall), "&name=x")
 	}
@@ -67,7 +68,7 @@ func TestRestartSaysQueued(t *testing.T) {
 	}
 	s.stop()
 	started = make(chan string, 8)
-	s = startWithAnalysis(t, api.Config{DataDir: data, Workers: 1}, block(started))
+	s = startWithAnalysis(t, embedded(api.Config{DataDir: data, Workers: 1}), block(started))
 	<-started
 	if got := statusCounts(t, s.URL); got[store.StatusRunning] != 1 || got[store.StatusQueued] != 2 {
 		t.Errorf("after a restart with one worker: %v, want 1 running and 2 queued", got)
@@ -91,12 +92,9 @@ func statusCounts(t *testing.T, base string) map[store.Status]int {
 func TestDataDirPrivate(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
 	must(t, os.MkdirAll(data, 0o755))
-	s := startServer(t, api.Config{DataDir: data})
+	s := startServer(t, embedded(api.Config{DataDir: data}))
 	c := uploadFile(t, s.URL, testkit.Public(t, traceSmall), "")
 	waitRun(t, s.URL, c.ID)
-	if teamBackend() {
-		return // the stores are elsewhere
-	}
 	checked := 0
 	err := filepath.Walk(data, func(p string, info os.FileInfo, err error) error {
 		if err != nil {

@@ -100,6 +100,9 @@ func (s *Server) uploadError(err error) error {
 		return echo.NewHTTPError(http.StatusServiceUnavailable, shutdownMsg)
 	case diskError(err) != nil:
 		return diskError(err)
+	case storeFailed(err):
+		s.log.Error("upload: the store failed", "err", err)
+		return echo.NewHTTPError(http.StatusInternalServerError, storeFailedMsg)
 	case errors.As(err, &ie):
 		return echo.NewHTTPError(ie.Code, ie.Msg)
 	case errors.As(err, &mb):
