@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"kinetoscope/analyze"
+	"kinetoscope/render"
 )
 
 // chartKey is the cache key of a rendered chart: the run, a digest of its
@@ -70,6 +71,11 @@ func (s *Server) renderChart(ctx context.Context, key string, draw func(context.
 	}()
 	select {
 	case r := <-done:
+		if errors.Is(r.err, render.ErrNoData) {
+			// A chart of something the run does not have (no collectives,
+			// no kernels in the step) is not there, not a failure.
+			return nil, echo.NewHTTPError(http.StatusNotFound, r.err.Error())
+		}
 		return r.img, r.err
 	case <-ctx.Done():
 		return nil, s.chartTimeout(ctx)

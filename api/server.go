@@ -51,17 +51,20 @@ type Config struct {
 	// Blobs is where the uploaded files are kept: file://DIR (default:
 	// blobs/ in DataDir) or s3://BUCKET?endpoint=HOST:PORT&region=R.
 	Blobs string
-	// JobTimeout bounds one analysis on the shared queue (default 30m).
-	// A job whose replica died is taken by another once it has been
-	// running for JobTimeout + RescueMargin (default 1m).
+	// JobTimeout bounds one analysis on the shared queue (default 30m):
+	// past it the run fails, saying so. A job whose replica died is taken
+	// by another once it has been running for JobTimeout + RescueMargin
+	// (default 1m), within rescueSlack (40 s) more.
 	JobTimeout   time.Duration
 	RescueMargin time.Duration
 	// Replica names this server among the replicas, in logs, /healthz and
 	// /metrics (default: host name and process id).
 	Replica string
-	// SweepAge is the age past which an upload's leftovers in an object
-	// store (incomplete multipart uploads, temporary objects: what a
-	// process killed mid-upload leaves) are removed (default 24h).
+	// SweepAge is the age past which an upload's leftovers are removed:
+	// in an object store, incomplete multipart uploads and temporary
+	// objects (what a process killed mid-upload leaves); in any blob
+	// store, blobs that no run references and no upload holds (default
+	// 24h).
 	SweepAge time.Duration
 	// Token, when set, is required on every route but /healthz and the
 	// login page: as "Authorization: Bearer TOKEN", or in the session
@@ -345,9 +348,8 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 	} else {
 		s.requeueUnfinished(ctx, ids)
 	}
-	if s3, ok := blobs.(*store.S3); ok {
-		go s.sweep(s3)
-	}
+	go s.sweep()
+	s.log.Info("kinetoscope stores", "db", storeName(meta, cfg.Meta), "blobs", storeName(blobs, cfg.Blobs), "replica", s.replica)
 	return s, nil
 }
 
@@ -362,30 +364,13 @@ func (s *Server) startQueue(pg *store.Postgres, unfinished []string) error {
 	if err := q.requeue(s.ctx, unfinished); err != nil {
 		return err
 	}
+	s.queue = q // before the first job runs: analyses read it
 	if err := q.client.Start(s.ctx); err != nil {
+		s.queue = nil
 		return fmt.Errorf("start the analysis queue: %w", err)
 	}
-	s.queue = q
+	go s.listenDeletes(pg)
 	return nil
-}
-
-// sweep removes what uploads killed mid-way left in the object store, at
-// start and then every hour, until the server closes.
-func (s *Server) sweep(b *store.S3) {
-	for {
-		n, err := b.Sweep(s.ctx, s.cfg.SweepAge)
-		switch {
-		case err != nil && s.ctx.Err() == nil:
-			s.log.Warn("blob sweep", "err", err)
-		case n > 0:
-			s.log.Info("blob sweep: removed the leftovers of interrupted uploads", "removed", n)
-		}
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-time.After(time.Hour):
-		}
-	}
 }
 
 // Handler returns the server's HTTP handler.
@@ -406,8 +391,29 @@ func (s *Server) ConfigureHTTP(hs *http.Server) {
 // DataDir returns the server's data directory.
 func (s *Server) DataDir() string { return s.cfg.DataDir }
 
-// ChartKinds lists the chart kinds of a run, the main one first.
-func (s *Server) ChartKinds() []string { return driver.RunChartKinds() }
+// Outputs lists the formats and charts the service offers, from driver's
+// table of outputs, for the web page.
+func (s *Server) Outputs() web.Outputs {
+	var o web.Outputs
+	for _, f := range driver.Formats() {
+		out := web.Output{Name: f.Name, Summary: f.Summary}
+		if f.Report != nil {
+			o.ReportFormats = append(o.ReportFormats, out)
+		}
+		if f.Diff != nil {
+			o.DiffFormats = append(o.DiffFormats, out)
+		}
+	}
+	for _, k := range driver.ChartKinds() {
+		out := web.Output{Name: k.Name, Summary: k.Summary}
+		if k.Input == driver.FromDiff {
+			o.DiffCharts = append(o.DiffCharts, out)
+		} else {
+			o.RunCharts = append(o.RunCharts, out)
+		}
+	}
+	return o
+}
 
 // Close stops the background analyses (an unfinished run is analysed again
 // on the next start), cuts off the transfers still in progress (an upload

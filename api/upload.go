@@ -56,6 +56,9 @@ func (s *Server) createRun(c echo.Context) error {
 	if err := up.addLabels(c.QueryParams()["label"]); err != nil {
 		return s.uploadError(err)
 	}
+	if err := s.probeStores(req.Context()); err != nil {
+		return s.uploadError(err)
+	}
 	var read func() error
 	switch {
 	case ct == "multipart/form-data":
@@ -100,6 +103,8 @@ func (s *Server) uploadError(err error) error {
 		return echo.NewHTTPError(http.StatusServiceUnavailable, shutdownMsg)
 	case diskError(err) != nil:
 		return diskError(err)
+	case store.Unavailable(err):
+		return err // the error handler answers 503 (unavailableAnswer)
 	case storeFailed(err):
 		s.log.Error("upload: the store failed", "err", err)
 		return echo.NewHTTPError(http.StatusInternalServerError, storeFailedMsg)

@@ -7,19 +7,20 @@ import (
 	"path/filepath"
 	"testing"
 
+	"kinetoscope/internal/testkit"
 	"kinetoscope/sampletraces"
 )
 
 // publicDir returns the directory of the public traces.
 func publicDir(t testing.TB) string {
 	t.Helper()
-	return sampletraces.Must(t)(sampletraces.PublicDir())
+	return testkit.PublicDir(t)
 }
 
 // publicTrace returns the path of the public trace name.
 func publicTrace(t testing.TB, name string) string {
 	t.Helper()
-	return sampletraces.Must(t)(sampletraces.Public(name))
+	return testkit.Public(t, name)
 }
 
 // publicTraces returns the paths of the public traces.

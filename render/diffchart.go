@@ -1,7 +1,6 @@
 package render
 
 import (
-	"errors"
 	"fmt"
 	"image/color"
 	"path/filepath"
@@ -21,7 +20,7 @@ const maxDiffBuckets = 12
 // whether the noise test found it significant.
 func Diff(d *diff.Diff, f Format) ([]byte, error) {
 	if d == nil || len(d.BucketOrder) == 0 {
-		return nil, errors.New("diff chart: no bucket in either run")
+		return nil, noData("diff chart: no bucket in either run")
 	}
 	ids := d.BucketOrder[:min(len(d.BucketOrder), maxDiffBuckets)]
 	var hb hbars

@@ -10,6 +10,9 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
+
+	"kinetoscope/driver"
 )
 
 // verb is one subcommand.
@@ -22,8 +25,8 @@ type verb struct {
 func verbs() map[string]verb {
 	return map[string]verb{
 		"inspect": {"show what each trace file holds (rank, events by category, warnings)", runInspect},
-		"analyze": {"per-step breakdown of GPU time by bucket (table, json, markdown, csv)", runAnalyze},
-		"chart":   {"draw a chart (breakdown, steps, ranks, diff, timeline) as SVG or PNG", runChart},
+		"analyze": {"per-step breakdown of GPU time by bucket (" + strings.Join(driver.ReportFormats(), ", ") + ")", runAnalyze},
+		"chart":   {"draw a chart (" + strings.Join(chartKinds(), ", ") + ") as SVG or PNG", runChart},
 		"diff":    {"compare two runs bucket by bucket, with a noise test", runDiff},
 		"serve":   {"start the REST service and web page", runServe},
 		"synth":   {"write a synthetic vLLM-style multi-rank trace of any size", runSynth},
