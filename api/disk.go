@@ -166,7 +166,7 @@ func (s *Server) withRoom(what string, op func() error) error {
 // ballastBytes is the size of the ballast: room for SQLite's log to
 // record deletes and failures on a disk that filled up all the same (by
 // another program, or past the reserve with no reserve set).
-const ballastBytes = 8 << 20
+const ballastBytes = 4 << 20
 
 // ballastPath is the ballast file, beside the embedded database; "" for
 // a database elsewhere.

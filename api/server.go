@@ -12,7 +12,7 @@
 //	work/ID/                 links to a run's blobs under their file names
 //	                         while it is analysed (removed at start)
 //	charts/ID/               rendered charts of a run (bounded in size)
-//	ballast                  8 MiB freed when the disk fills, so that
+//	ballast                  4 MiB freed when the disk fills, so that
 //	                         deletes can still be recorded (keepBallast)
 //	.samples-loaded          written once the sample runs were loaded
 package api
