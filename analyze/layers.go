@@ -74,6 +74,9 @@ type LayerStat struct {
 	// Irregular says the layer's kernels differ from the repeated
 	// sequence's.
 	Irregular bool `json:"irregular,omitempty"`
+	// StepUS is the layer's time in each folded step, in step order (the
+	// same steps for every layer): the samples a diff tests.
+	StepUS []float64 `json:"step_us"`
 }
 
 // LayerSlot is one position in the repeated layer: the same kernel in
@@ -531,6 +534,10 @@ func (a *layerAcc) finish(lf *LayerFold, f fold) {
 	for l, ns := range a.layerNS {
 		st := LayerStat{Index: l, MeanUS: meanUS(ns), Kernels: a.kernels[l], Irregular: a.irregular[l],
 			KernelUS: meanUS(a.kernelNS[l]), Buckets: map[BucketID]float64{}}
+		st.StepUS = make([]float64, len(ns))
+		for k, v := range ns {
+			st.StepUS[k] = us(v)
+		}
 		st.P50US, st.P90US = us(quantile(slices.Clone(ns), 0.5)), us(quantile(slices.Clone(ns), 0.9))
 		for b, v := range a.bucketNS[l] {
 			st.Buckets[b] = us(v) / steps
