@@ -140,6 +140,7 @@ func (s *Server) analyzeRun(ctx context.Context, id string) error {
 			attempts-1, id), lp.snapshot())
 	}
 	start := time.Now()
+	defer returnMemory()
 	s.stats.analysisStarted()
 	faults := &storeFaults{}
 	stopBeat := s.heartbeat(ctx, id, lp)
@@ -248,6 +249,7 @@ func (s *Server) record(ctx context.Context, id string, rep *analyze.Report, err
 	} else {
 		p.Phase = "done"
 		err = s.meta.SetReport(ctx, id, js, p)
+		err = s.reportNotStored(ctx, id, err, p)
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -328,7 +330,7 @@ func analysisName(f store.File) string {
 // server's read limits, publishing its progress to lp.
 func (s *Server) analyzeSources(ctx context.Context, _ string, srcs []ingest.Source, lp *liveProgress) (*analyze.Report, error) {
 	run, err := driver.AnalyzeSources(srcs, driver.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes,
-		MaxRatio: s.cfg.MaxRatio, Progress: lp.update, Analyzing: func() { lp.setPhase("analyzing") }})
+		MaxRatio: s.cfg.MaxRatio, Progress: lp.update, Analyzing: func() { lp.setPhase("analyzing") }, Budget: s.budget()})
 	if err != nil {
 		return nil, err
 	}

@@ -238,8 +238,7 @@ func (s *Server) getTrace(c echo.Context) error {
 		}
 		defer rc.Close()
 		w.Header().Set(echo.HeaderContentDisposition, attachment(f.Name))
-		w.Header().Set(echo.HeaderContentLength, strconv.FormatInt(f.Size, 10))
-		return c.Stream(http.StatusOK, contentType(f.Kind), rc)
+		return serveBlob(c, contentType(f.Kind), run.Created, rc)
 	}
 	w.Header().Set(echo.HeaderContentDisposition, attachment(run.ID+".tar"))
 	w.Header().Set(echo.HeaderContentType, "application/x-tar")
@@ -300,7 +299,7 @@ func (s *Server) deleteRun(c echo.Context) error {
 		return err
 	}
 	defer unlock()
-	orphans, err := s.meta.Delete(ctx, id)
+	orphans, err := s.deleteMeta(ctx, id)
 	if err != nil {
 		return notFound(err)
 	}
@@ -312,6 +311,7 @@ func (s *Server) deleteRun(c echo.Context) error {
 			s.log.Warn("delete blob", "run", id, "sha256", sha, "err", err)
 		}
 	}
+	s.keepBallast()
 	return c.NoContent(http.StatusNoContent)
 }
 
@@ -332,8 +332,7 @@ func (s *Server) getTraceFile(c echo.Context, run *store.Run, name string) error
 			}
 			defer rc.Close()
 			c.Response().Header().Set(echo.HeaderContentDisposition, attachment(path.Base(f.Name)))
-			c.Response().Header().Set(echo.HeaderContentLength, strconv.FormatInt(f.Size, 10))
-			return c.Stream(http.StatusOK, contentType(f.Kind), rc)
+			return serveBlob(c, contentType(f.Kind), run.Created, rc)
 		}
 		rc, err := s.archiveMember(ctx, f, member)
 		if err != nil {

@@ -322,7 +322,7 @@ func TestTeamDeleteDuringUpload(t *testing.T) {
 	conn, err := net.Dial("tcp", strings.TrimPrefix(b.URL, "http://"))
 	must(t, err)
 	defer conn.Close()
-	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", ctype, len(all))
+	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: localhost\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", ctype, len(all))
 	_, err = conn.Write(all[:cut])
 	must(t, err)
 	waitFor(t, "the first file held", func() bool {

@@ -35,6 +35,11 @@ func isBodyType(ct string) bool {
 // createRun handles POST /api/v1/runs.
 func (s *Server) createRun(c echo.Context) error {
 	req := c.Request()
+	release, err := s.admitUpload(c)
+	if err != nil {
+		return err
+	}
+	defer release()
 	req.Body = http.MaxBytesReader(c.Response(), req.Body, s.cfg.MaxUploadBytes)
 	defer s.extendDeadlines(c)()
 	ct, params, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
@@ -96,8 +101,13 @@ func (s *Server) uploadError(err error) error {
 		return he
 	case s.ctx.Err() != nil:
 		return echo.NewHTTPError(http.StatusServiceUnavailable, shutdownMsg)
+	case diskError(err) != nil:
+		return diskError(err)
 	case store.Unavailable(err):
 		return err // the error handler answers 503 (unavailableAnswer)
+	case storeFailed(err):
+		s.log.Error("upload: the store failed", "err", err)
+		return echo.NewHTTPError(http.StatusInternalServerError, storeFailedMsg)
 	case errors.As(err, &ie):
 		return echo.NewHTTPError(ie.Code, ie.Msg)
 	case errors.As(err, &mb):

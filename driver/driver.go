@@ -33,6 +33,10 @@ type Options struct {
 	// when set, once they are read, before the analysis.
 	Progress  func(ingest.Progress)
 	Analyzing func()
+	// Budget, when set, bounds the memory of one run's analysis: the read
+	// fails with its *ingest.BudgetError once the estimate passes it. A
+	// Budget serves one read.
+	Budget *ingest.Budget
 }
 
 // Run is one run read and analysed.
@@ -62,6 +66,9 @@ func ReadSet(path string, opt Options) (*ingest.Set, error) {
 // reads one.
 func ReadPaths(paths []string, opt Options) (*ingest.Set, error) {
 	set, err := ingest.OpenPaths(paths, opt.ingest())
+	if err == nil {
+		err = opt.Budget.Err()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -78,6 +85,9 @@ func ReadPaths(paths []string, opt Options) (*ingest.Set, error) {
 // (ingest.OpenSources), as ReadPaths reads local files.
 func ReadSources(srcs []ingest.Source, opt Options) (*ingest.Set, error) {
 	set, err := ingest.OpenSources(srcs, opt.ingest())
+	if err == nil {
+		err = opt.Budget.Err()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +118,7 @@ func duplicateRanks(set *ingest.Set) error {
 // ingest returns the read options of opt.
 func (opt Options) ingest() ingest.Options {
 	return ingest.Options{Context: opt.Context, MaxUncompressedBytes: opt.MaxUncompressedBytes,
-		MaxRatio: opt.MaxRatio, Progress: opt.Progress}
+		MaxRatio: opt.MaxRatio, Progress: opt.Progress, Budget: opt.Budget}
 }
 
 // Analyze is the pipeline: it reads path (ReadSet) and analyses what was
