@@ -43,8 +43,7 @@ func checkTraceText(name string, first byte, off int64, r io.Reader) error {
 
 // The states of a textCheck: where in the document the next byte is.
 const (
-	tsValue      = iota // inside an event or a nested value, outside strings
-	tsString            // inside a string of such a value
+	tsValue      = iota // inside an event or a nested value (inStr: in a string of it)
 	tsObjFirst          // after the top-level '{': a key or '}'
 	tsKey               // inside a top-level key
 	tsColon             // after a top-level key: ':'
@@ -67,6 +66,7 @@ type textCheck struct {
 	arrays []uint64 // bit d: the container at depth d+1 is an array
 	events int      // depth of the events array while it is open, else 0
 	seen   bool     // the traceEvents key was read
+	inStr  bool     // in tsValue, inside a string
 	esc    bool     // inside a string, after a backslash
 	key    []byte   // the top-level key being read, up to keyLook bytes
 	keyLen int      // its length in bytes so far
@@ -85,26 +85,6 @@ func newTextCheck(first byte) *textCheck {
 		c.events, c.state = 1, tsEventFirst
 	}
 	return c
-}
-
-// indexStructural returns the position of the first byte at or after i
-// that matters inside a value outside strings ('"', '{', '}', '[', ']'),
-// or len(b). It reads eight bytes at a time.
-func indexStructural(b []byte, i int) int {
-	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		y := w | lows*0x20 // '[' and ']' as '{' and '}'
-		if m := zeroBytes(y^lows*'{') | zeroBytes(y^lows*'}') | zeroBytes(w^lows*'"'); m != 0 {
-			return i + bits.TrailingZeros64(m)/8
-		}
-	}
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case '"', '{', '}', '[', ']':
-			return i
-		}
-	}
-	return i
 }
 
 // indexStringEnd returns the position of the first '"' or '\\' at or after
@@ -170,22 +150,15 @@ func (c *textCheck) feed(b []byte, base int64) error {
 	for i := 0; i < len(b); {
 		switch c.state {
 		case tsValue:
-			i = indexStructural(b, i)
+			i = c.scanValue(b, i)
 			if i == len(b) {
 				return nil
-			}
-			if b[i] == '"' {
-				// Most strings end in the block, without an escape.
-				if j := indexStringEnd(b, i+1); j < len(b) && b[j] == '"' {
-					i = j + 1
-					continue
-				}
 			}
 			if err := c.value(b[i], base+int64(i)); err != nil {
 				return err
 			}
 			i++
-		case tsString, tsKey, tsTopString:
+		case tsKey, tsTopString:
 			i = c.str(b, i)
 		case tsScalar:
 			for i < len(b) && !isJSONSpace(b[i]) && b[i] != ',' && b[i] != '}' {
@@ -208,17 +181,79 @@ func (c *textCheck) feed(b []byte, base int64) error {
 	return nil
 }
 
-// value handles a structural byte inside a value.
+// value handles a bracket inside a value, outside strings.
 func (c *textCheck) value(ch byte, at int64) error {
-	switch ch {
-	case '"':
-		c.state = tsString
-	case '{', '[':
+	if ch == '{' || ch == '[' {
 		c.push(ch)
-	default:
-		return c.pop(ch, at)
+		return nil
 	}
-	return nil
+	return c.pop(ch, at)
+}
+
+// scanValue returns the position of the first bracket outside strings in
+// b at or after i, or len(b), following strings (inStr, esc) on the way.
+// Eight bytes without a backslash are read as one word: a byte is inside
+// a string when the quotes up to it, with the state before the word, are
+// odd in number.
+func (c *textCheck) scanValue(b []byte, i int) int {
+	for i+8 <= len(b) {
+		if c.esc { // the byte after a backslash
+			c.esc = false
+			i++
+			continue
+		}
+		w := binary.LittleEndian.Uint64(b[i:])
+		if zeroBytes(w^lows*'\\') != 0 {
+			if j, found := c.scanBytes(b, i, i+8); found {
+				return j
+			}
+			i += 8
+			continue
+		}
+		q := zeroBytes(w^lows*'"') >> 7 // bit 0 of each byte: a quote
+		y := w | lows*0x20              // '[' and ']' as '{' and '}'
+		k := (zeroBytes(y^lows*'{') | zeroBytes(y^lows*'}')) >> 7
+		if k == 0 {
+			c.inStr = c.inStr != (bits.OnesCount64(q)&1 == 1)
+			i += 8
+			continue
+		}
+		in := q ^ q<<8 // bit 0 of byte j: the parity of the quotes up to it
+		in ^= in << 16
+		in ^= in << 32
+		if c.inStr {
+			in ^= lows
+		}
+		if out := k &^ in; out != 0 {
+			c.inStr = false
+			return i + bits.TrailingZeros64(out)/8
+		}
+		c.inStr = in>>56 == 1
+		i += 8
+	}
+	j, _ := c.scanBytes(b, i, len(b))
+	return j
+}
+
+// scanBytes is scanValue one byte at a time over b[i:end]: it returns the
+// position of the first bracket outside strings and true, or end and
+// false.
+func (c *textCheck) scanBytes(b []byte, i, end int) (int, bool) {
+	for ; i < end; i++ {
+		ch := b[i]
+		switch {
+		case c.esc:
+			c.esc = false
+		case c.inStr:
+			c.esc = ch == '\\'
+			c.inStr = ch != '"'
+		case ch == '"':
+			c.inStr = true
+		case ch == '{' || ch == '}' || ch == '[' || ch == ']':
+			return i, true
+		}
+	}
+	return end, false
 }
 
 // str reads string bytes from b[i:] and returns where it stopped: after
@@ -246,13 +281,10 @@ func (c *textCheck) str(b []byte, i int) int {
 			i = j + 1
 			continue
 		}
-		switch c.state {
-		case tsKey:
+		if c.state == tsKey {
 			c.state = tsColon
-		case tsTopString:
+		} else {
 			c.state = tsObjSep
-		default:
-			c.state = tsValue
 		}
 		return j + 1
 	}

@@ -117,3 +117,22 @@ func FuzzCheckTraceText(f *testing.F) {
 		}
 	})
 }
+
+// Escapes and brackets inside strings are followed at every position of
+// the eight-byte words the check reads.
+func TestCheckTraceTextAlignment(t *testing.T) {
+	for pad := range 24 {
+		for _, str := range []string{`\"}]`, `\\`, `x\\\"[{`, `\u0022}`, `]}"`[:2]} {
+			text := fmt.Sprintf(`{"traceEvents":[{"n":"%s%s","a":[{}]}]}`, strings.Repeat("a", pad), str)
+			if !json.Valid([]byte(text)) {
+				t.Fatalf("test text %s is not JSON", text)
+			}
+			if err := checkJSON([]byte(text)); err != nil {
+				t.Errorf("%s: refused: %v", text, err)
+			}
+			if err := checkJSON([]byte(text[:len(text)-1])); err == nil {
+				t.Errorf("%s cut short: accepted", text)
+			}
+		}
+	}
+}
