@@ -128,7 +128,7 @@ func (w *Watcher) scan(now time.Time) error {
 			return nil // a file removed between listing and stat
 		}
 		if d.IsDir() {
-			if d.Name() == "capture_traces" {
+			if skipDir(d.Name()) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -137,7 +137,7 @@ func (w *Watcher) scan(now time.Time) error {
 			return nil
 		}
 		st, err := d.Info()
-		if err != nil || st.ModTime().Before(w.opt.After) {
+		if err != nil || ignored(d, st, w.opt.After) != "" {
 			return nil
 		}
 		seen[p] = true

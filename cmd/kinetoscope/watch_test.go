@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -224,6 +226,7 @@ func TestCaptureErrors(t *testing.T) {
 		http.Error(w, "boom", http.StatusInternalServerError)
 	}))
 	defer broken.Close()
+	closed := closedPort(t)
 	flags := []string{
 		`--profiler-config '{"profiler": "torch", "torch_profiler_dir": "` + abs + `"}'`,
 		"VLLM_TORCH_PROFILER_DIR=" + abs,
@@ -233,12 +236,14 @@ func TestCaptureErrors(t *testing.T) {
 		name string
 		args []string
 		want []string
+		not  string // stderr must not say it
 	}{
-		{"404", []string{"--vllm", notFound.URL, "--dir", dir}, append(flags, "404")},
-		{"500", []string{"--vllm", broken.URL, "--dir", dir}, append(flags, "500")},
-		{"no server", []string{"--vllm", "http://127.0.0.1:1", "--dir", dir}, flags},
-		{"missing dir", []string{"--vllm", notFound.URL, "--dir", filepath.Join(dir, "nope")}, []string{"profile directory"}},
-		{"no --vllm", []string{"--dir", dir}, []string{"want --vllm"}},
+		{"404", []string{"--vllm", notFound.URL, "--dir", dir}, append(flags, "404"), "unreachable"},
+		{"500", []string{"--vllm", broken.URL, "--dir", dir}, append(flags, "500"), "unreachable"},
+		{"nothing listens", []string{"--vllm", closed, "--dir", dir},
+			[]string{"the vLLM server at " + closed + " is unreachable", "connection refused"}, "profiling is not enabled"},
+		{"missing dir", []string{"--vllm", notFound.URL, "--dir", filepath.Join(dir, "nope")}, []string{"profile directory"}, ""},
+		{"no --vllm", []string{"--dir", dir}, []string{"want --vllm"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -251,6 +256,72 @@ func TestCaptureErrors(t *testing.T) {
 					t.Errorf("stderr lacks %q:\n%s", w, errs)
 				}
 			}
+			if tt.not != "" && strings.Contains(errs, tt.not) {
+				t.Errorf("stderr says %q:\n%s", tt.not, errs)
+			}
 		})
+	}
+}
+
+// closedPort returns the URL of a local port that nothing listens on: one
+// just listened on and closed.
+func closedPort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + l.Addr().String()
+	l.Close()
+	return url
+}
+
+// A server that answers but writes no trace: capture gives up after
+// --timeout and says what the directory holds and why each file was
+// passed over.
+func TestCaptureTimeout(t *testing.T) {
+	dir := t.TempDir()
+	hour := time.Now().Add(-time.Hour)
+	old := filepath.Join(dir, "old_rank0.1.pt.trace.json.gz")
+	for _, p := range []string{old, filepath.Join(dir, "server.log"), filepath.Join(dir, "capture_traces", "c.json")} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chtimes(old, hour, hour); err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(1) }))
+	defer srv.Close()
+	done := make(chan struct{})
+	var code int
+	var errs string
+	go func() {
+		defer close(done)
+		code, _, errs = runCmd("capture", "--vllm", srv.URL, "--seconds", "0", "--dir", dir,
+			"--timeout", "300ms", "--settle", "1h", "--interval", "20ms")
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("capture still waits a minute after a --timeout of 300ms")
+	}
+	if code != 1 || calls.Load() != 2 {
+		t.Fatalf("exit %d after %d calls, want 1 after start and stop: %s", code, calls.Load(), errs)
+	}
+	for _, w := range []string{
+		"no trace appeared in " + dir + " within 300ms of stop_profile (--timeout)",
+		"The directory holds 3 entries:",
+		"capture_traces: a directory the watcher does not enter",
+		"old_rank0.1.pt.trace.json.gz (2 bytes, written " + hour.Format(time.DateTime) + "): last written before the profile started",
+		"server.log (2 bytes, written ",
+		"): not a trace file name (.json or .json.gz)",
+	} {
+		if !strings.Contains(errs, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, errs)
+		}
 	}
 }
