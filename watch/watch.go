@@ -50,6 +50,10 @@ type SetReport struct {
 	Files []string `json:"files"`
 	// Missing are the ranks of the world with no complete file.
 	Missing []int `json:"missing,omitempty"`
+	// Start is when the profile began: the first GPU event of its
+	// earliest rank, on the Unix clock; zero when the traces' clock is not
+	// the epoch's or the set could not be analysed.
+	Start time.Time `json:"start,omitzero"`
 	// Truncated are files that stopped growing without closing; they are
 	// not analysed.
 	Truncated []string `json:"truncated,omitempty"`

@@ -50,7 +50,7 @@ func runCapture(args []string, stdout, stderr io.Writer) error {
 
 // parseCaptureArgs parses the capture flags.
 func parseCaptureArgs(args []string, stderr io.Writer) (captureArgs, error) {
-	var a captureArgs
+	a := captureArgs{watchArgs: watchArgs{source: "capture"}}
 	fs := newFlagSet("capture", captureUsage, stderr)
 	a.flags(fs)
 	fs.StringVar(&a.vllm, "vllm", "", "the vLLM server's URL (http://host:8000)")

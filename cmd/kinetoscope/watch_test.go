@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -54,17 +57,19 @@ func copySlowly(t *testing.T, dir string, files []string) {
 // watchOutput is what --format json prints for a set.
 type watchOutput struct {
 	Set struct {
-		Files   []string `json:"files"`
-		Missing []int    `json:"missing"`
+		Files   []string  `json:"files"`
+		Missing []int     `json:"missing"`
+		Start   time.Time `json:"start"`
 	} `json:"set"`
 	Report json.RawMessage `json:"report"`
 }
 
 // uploads is a stand-in Kinetoscope service that records the file parts
-// of each run posted.
+// and the query of each run posted.
 type uploads struct {
-	mu    sync.Mutex
-	names [][]string
+	mu      sync.Mutex
+	names   [][]string
+	queries []url.Values
 }
 
 func (u *uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -92,6 +97,7 @@ func (u *uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	u.mu.Lock()
 	u.names = append(u.names, names)
+	u.queries = append(u.queries, r.URL.Query())
 	u.mu.Unlock()
 	w.WriteHeader(http.StatusAccepted)
 	io.WriteString(w, `{"id":"run1"}`)
@@ -122,8 +128,66 @@ func TestWatchCommand(t *testing.T) {
 		t.Errorf("results document: %v\n%s", err, doc)
 	}
 	if len(up.names) != 1 || len(up.names[0]) != 2 || !strings.Contains(errs, "uploaded as run run1") {
-		t.Errorf("uploads %v; stderr %s", up.names, errs)
+		t.Fatalf("uploads %v; stderr %s", up.names, errs)
 	}
+	// The run is named after the directory and the profile's start (the
+	// earliest rank's first GPU event, read here with encoding/json), and
+	// labelled with its world size and source.
+	start := firstKernelTime(t, files)
+	q := up.queries[0]
+	if want := filepath.Base(dir) + " " + start.Format("2006-01-02 15:04:05") + " UTC"; q.Get("name") != want {
+		t.Errorf("run name %q, want %q", q.Get("name"), want)
+	}
+	if want := []string{"world_size=2", "source=watch"}; strings.Join(q["label"], " ") != strings.Join(want, " ") {
+		t.Errorf("run labels %q, want %q", q["label"], want)
+	}
+	if !got[0].Set.Start.Equal(start) {
+		t.Errorf("set start %v, want %v", got[0].Set.Start, start)
+	}
+}
+
+// firstKernelTime returns the Unix time of the earliest GPU kernel of the
+// traces: baseTimeNanoseconds plus its ts in µs, read with encoding/json.
+func firstKernelTime(t *testing.T, paths []string) time.Time {
+	t.Helper()
+	var first time.Time
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Base   int64 `json:"baseTimeNanoseconds"`
+			Events []struct {
+				Cat string      `json:"cat"`
+				TS  json.Number `json:"ts"`
+			} `json:"traceEvents"`
+		}
+		err = json.NewDecoder(zr).Decode(&doc)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range doc.Events {
+			if e.Cat != "kernel" && e.Cat != "gpu_memcpy" && e.Cat != "gpu_memset" {
+				continue
+			}
+			us, err := e.TS.Float64()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// ts is µs with three decimals: whole ns.
+			ns := doc.Base + int64(math.Round(us*1000))
+			if at := time.Unix(0, ns).UTC(); first.IsZero() || at.Before(first) {
+				first = at
+			}
+		}
+	}
+	return first
 }
 
 // decodeSets decodes the JSON objects watch printed.
