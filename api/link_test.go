@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"mime/multipart"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -30,22 +28,6 @@ func p2pFiles(t *testing.T) []string {
 	return files
 }
 
-// uploadWithLink posts files as one multipart run with a link field.
-func uploadWithLink(t *testing.T, base, link string, files []string) (int, []byte) {
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	for _, p := range files {
-		w, err := mw.CreateFormFile("file", filepath.Base(p))
-		must(t, err)
-		b, err := os.ReadFile(p)
-		must(t, err)
-		w.Write(b)
-	}
-	must(t, mw.WriteField("link", link))
-	must(t, mw.Close())
-	return do(t, "POST", base+"/api/v1/runs", mw.FormDataContentType(), &buf)
-}
-
 // bandwidthOf reads the report's bandwidth from its JSON.
 func bandwidthOf(t *testing.T, js []byte) *analyze.Bandwidth {
 	var r analyze.Report
@@ -61,10 +43,14 @@ func bandwidthOf(t *testing.T, js []byte) *analyze.Bandwidth {
 func TestRunLink(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: t.TempDir()})
 	files := p2pFiles(t)
-	if code, body := uploadWithLink(t, s.URL, "fast", files); code != http.StatusBadRequest || !strings.Contains(string(body), `link: link \"fast\": want one of nvlink3`) {
-		t.Errorf("upload with link fast: %d %s", code, body)
+	// A multipart link field, as the upload form sends it, and the query.
+	form := "--b\r\nContent-Disposition: form-data; name=\"link\"\r\n\r\nfast\r\n--b--\r\n"
+	if code, body := do(t, "POST", s.URL+"/api/v1/runs", "multipart/form-data; boundary=b", strings.NewReader(form)); code != http.StatusBadRequest ||
+		!strings.Contains(string(body), `link: link \"fast\": want one of nvlink3`) {
+		t.Errorf("upload with a link field fast: %d %s", code, body)
 	}
-	code, body := uploadWithLink(t, s.URL, "pcie5x16", files)
+	ct, both := multipartBody(t, "p2p", "", files...)
+	code, body := do(t, "POST", s.URL+"/api/v1/runs?link=pcie5x16", ct, both)
 	if code != http.StatusAccepted {
 		t.Fatalf("upload: %d %s", code, body)
 	}
