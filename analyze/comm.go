@@ -36,6 +36,7 @@ func alignRanks(r *Report, traces []*ingest.Trace, passes []*rankPass) *crossran
 		}
 	}
 	r.Collectives = collectivesSummary(a)
+	r.MissingRanks = a.MissingRanks
 	r.Warnings = append(r.Warnings, a.Warnings...)
 	return a
 }

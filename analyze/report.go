@@ -10,6 +10,11 @@ type Report struct {
 	Ranks     []Rank   `json:"ranks"`     // one per trace, in rank order
 	// Collectives is the cross-rank matching summary; nil for one rank.
 	Collectives *Collectives `json:"collectives,omitempty"`
+	// MissingRanks lists the ranks of the run that have no trace: those
+	// its traces' process groups declare (world size, NCCL group ranks)
+	// that no trace given is of. Every figure is then of the ranks given
+	// only, and their collectives cannot be split into transfer and wait.
+	MissingRanks []int `json:"missing_ranks,omitempty"`
 	// Bandwidth is the achieved bandwidth of the collectives per kind and
 	// message size; nil when the steps hold no communication kernel.
 	Bandwidth *Bandwidth `json:"bandwidth,omitempty"`

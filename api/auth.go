@@ -28,10 +28,14 @@ const (
 const sessionCookie = "kinetoscope_session"
 
 // openPath reports whether a path is answered without a token: the health
-// check, and the login page that asks for one.
+// check, and the login page that asks for one with its stylesheet.
 func openPath(path string) bool {
-	return path == "/healthz" || path == loginPath
+	return path == "/healthz" || path == loginPath || path == loginStyle
 }
+
+// loginStyle is the stylesheet of every page, the login page's included:
+// it holds nothing of the runs.
+const loginStyle = "/static/style.css"
 
 // needsWrite reports whether a request changes something (uploads,
 // deletes) and so needs the token rather than the read-only one.

@@ -226,7 +226,7 @@ func TestNotReadyRuns(t *testing.T) {
 // Charts of a run that failed analysis are refused with 422.
 func TestFailedRunCharts(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: t.TempDir()})
-	code, body := do(t, "POST", s.URL+"/api/v1/runs", "application/json", strings.NewReader(`{"traceEvents": [`))
+	code, body := do(t, "POST", s.URL+"/api/v1/runs", "application/json", strings.NewReader(`{"traceEvents": []}`))
 	if code != http.StatusAccepted {
 		t.Fatalf("upload: %d %s", code, body)
 	}

@@ -5,7 +5,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -130,34 +129,28 @@ func (s *Server) Run(ctx context.Context, id string) (*store.Run, error) {
 	return r, nil
 }
 
-// Report returns a run's decoded report.
+// Report returns a run's decoded report, held against the run's link
+// setting (linkedReport).
 func (s *Server) Report(ctx context.Context, id string) (*analyze.Report, error) {
-	js, err := s.reportJSON(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	var r analyze.Report
-	if err := json.Unmarshal(js, &r); err != nil {
-		return nil, fmt.Errorf("decode report of run %s: %w", id, err)
-	}
-	return &r, nil
+	r, _, err := s.linkedReport(ctx, id, "")
+	return r, err
 }
 
-// reportJSON returns the stored report, or an error saying why there is
-// none yet.
-func (s *Server) reportJSON(ctx context.Context, id string) ([]byte, error) {
+// storedReport returns a run and its stored report, or an error saying
+// why there is none yet.
+func (s *Server) storedReport(ctx context.Context, id string) (*store.Run, []byte, error) {
 	run, err := s.Run(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	switch run.Status {
 	case store.StatusFailed:
-		return nil, echo.NewHTTPError(http.StatusUnprocessableEntity, fmt.Sprintf("run %s failed analysis: %s", id, run.Error))
+		return nil, nil, echo.NewHTTPError(http.StatusUnprocessableEntity, fmt.Sprintf("run %s failed analysis: %s", id, run.Error))
 	case store.StatusQueued, store.StatusRunning:
-		return nil, echo.NewHTTPError(http.StatusConflict, fmt.Sprintf("run %s is %s (phase %s): no report yet", id, run.Status, run.Progress.Phase))
+		return nil, nil, echo.NewHTTPError(http.StatusConflict, fmt.Sprintf("run %s is %s (phase %s): no report yet", id, run.Status, run.Progress.Phase))
 	}
 	js, err := s.meta.Report(ctx, id)
-	return js, notFound(err)
+	return run, js, notFound(err)
 }
 
 // errBlobMissing marks a run's stored file that is no longer in the blob
@@ -192,23 +185,23 @@ func (s *Server) getRun(c echo.Context) error {
 // getReport handles GET /api/v1/runs/{id}/report?format=: the stored
 // JSON, or the report in another of the driver's formats.
 func (s *Server) getReport(c echo.Context) error {
-	if err := knownParams(c.QueryParams(), "format"); err != nil {
+	if err := knownParams(c.QueryParams(), "format", linkParam); err != nil {
 		return err
 	}
 	format := c.QueryParam("format")
+	if format != "" && format != "json" && !slices.Contains(driver.ReportFormats(), format) {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad format %q: want one of %s", format, strings.Join(driver.ReportFormats(), ", ")))
+	}
+	rep, _, err := s.linkedReport(c.Request().Context(), c.Param("id"), c.QueryParam(linkParam))
+	if err != nil {
+		return err
+	}
 	if format == "" || format == "json" {
-		js, err := s.reportJSON(c.Request().Context(), c.Param("id"))
+		js, err := driver.EncodeReport(rep)
 		if err != nil {
 			return err
 		}
 		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, js)
-	}
-	if !slices.Contains(driver.ReportFormats(), format) {
-		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad format %q: want one of %s", format, strings.Join(driver.ReportFormats(), ", ")))
-	}
-	rep, err := s.Report(c.Request().Context(), c.Param("id"))
-	if err != nil {
-		return err
 	}
 	var buf bytes.Buffer
 	if err := driver.WriteReport(&buf, rep, format); err != nil {

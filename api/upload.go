@@ -56,6 +56,9 @@ func (s *Server) createRun(c echo.Context) error {
 	if err := up.addLabels(c.QueryParams()["label"]); err != nil {
 		return s.uploadError(err)
 	}
+	if err := up.setLink(c.QueryParam(linkParam)); err != nil {
+		return s.uploadError(err)
+	}
 	if err := s.probeStores(req.Context()); err != nil {
 		return s.uploadError(err)
 	}
@@ -121,6 +124,7 @@ func (s *Server) uploadError(err error) error {
 type upload struct {
 	name   string
 	labels map[string]string
+	link   string // the run's link setting (linkParam)
 	files  []store.File
 	stored []string // hashes of every blob stored, accepted or not
 	// id names the upload as the holder of its blobs (see hold).
@@ -354,6 +358,8 @@ func (s *Server) readPart(ctx context.Context, part *multipart.Part, up *upload)
 		return up.setName(string(val))
 	case "labels", "label":
 		return up.addLabels([]string{string(val)})
+	case linkParam:
+		return up.setLink(string(val))
 	}
 	return nil
 }
@@ -468,7 +474,7 @@ func (s *Server) newRun(ctx context.Context, up *upload) (*store.Run, error) {
 	now := time.Now().UTC()
 	run := &store.Run{
 		ID: newID(), Name: up.name, Labels: up.labels, Status: store.StatusQueued,
-		Files: up.files, Created: now, Updated: now,
+		Files: up.files, Link: up.link, Created: now, Updated: now,
 	}
 	if run.Name == "" {
 		run.Name = up.files[0].Name

@@ -23,6 +23,9 @@ func reportBlocks(r *analyze.Report) []block {
 	}
 	bs := []block{{Heading: title, Level: 1}}
 	lines := []string{HeadlineText(r)}
+	if m := MissingRanksText(r); m != "" {
+		lines = append(lines, m)
+	}
 	if r.Synthetic {
 		lines = append(lines, "This trace says it was generated (synthetic data), not measured.")
 	}
@@ -70,7 +73,7 @@ func HeadlineText(r *analyze.Report) string {
 		ms(h.USPerStep), count(h.CallsPerStep))
 	text += headlineBandwidthText(r)
 	text += headlineCommText(h)
-	text += fmt.Sprintf(" (%s, %s)", plural(h.Ranks, "rank"), plural(h.Steps, steps))
+	text += fmt.Sprintf(" (%s %s)", rankScope(r, h.Ranks), plural(h.Steps, steps))
 	if o := h.Outlier; o != nil {
 		text += fmt.Sprintf(". Outlier: step %d of rank %s spans %s ms, GPU busy %s of it", o.Step, rankNum(o.Rank), ms(o.SpanUS), pct(o.BusyShare))
 		if o.MedianSpanUS > 0 && o.SpanUS > o.MedianSpanUS {

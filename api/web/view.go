@@ -5,8 +5,10 @@ import (
 	"html/template"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
+	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
 	"kinetoscope/render"
 )
@@ -41,6 +43,8 @@ func funcs() template.FuncMap {
 			return strconv.Itoa(n) + " " + what + "s"
 		},
 		"stepsOf":   stepsOf,
+		"linkNames": analyze.LinkNames,
+		"linkNote":  linkNote,
 		"rankQuery": func(n int) template.URL { return template.URL("rank=" + strconv.Itoa(n)) },
 		"msd":       func(us float64) string { return render.Signed(us, render.MSValue(us)) },
 		"usv":       render.USValue,
@@ -84,4 +88,10 @@ func dict(kv ...any) (map[string]any, error) {
 		m[k] = kv[i+1]
 	}
 	return m, nil
+}
+
+// linkNote words analyze's note on the link peak for the web page, where
+// the link is set in the run page's form, not with --link.
+func linkNote(note string) string {
+	return strings.ReplaceAll(note, "pass --link ", "set the link (below) to ")
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ func TestServeClientsPassHostAndOriginChecks(t *testing.T) {
 	files := eagerFiles(t)
 	byName := strings.Replace(base, "127.0.0.1", "localhost", 1)
 	for _, b := range []string{base, byName} {
-		id, err := uploadSet(context.Background(), b, "", &watch.SetReport{Files: files})
+		id, err := uploadSet(context.Background(), watchArgs{server: b, dir: filepath.Dir(files[0]), source: "watch"}, &watch.SetReport{Files: files})
 		if err != nil || id == "" {
 			t.Errorf("watch --server %s upload: %q %v", b, id, err)
 		}

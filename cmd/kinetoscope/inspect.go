@@ -44,6 +44,9 @@ type inspectFile struct {
 	PythonDropped     int64            `json:"python_functions_dropped"`
 	Warnings          []string         `json:"warnings"`
 	Error             string           `json:"error,omitempty"`
+	// unread is why a file was set aside before any event was read (not
+	// a trace): its figures are not zeros but unknown; "" otherwise.
+	unread string
 }
 
 // inspectOutput is the inspect JSON document.
@@ -133,12 +136,13 @@ func inspectSet(set *ingest.Set) []inspectFile {
 		files = append(files, describeTrace(t, "capture"))
 	}
 	for _, a := range set.SetAside {
-		f := inspectFile{Path: a.Path, Rank: -1, Events: map[string]int64{}}
+		f := inspectFile{Path: a.Path, Rank: -1, Events: map[string]int64{}, unread: a.Reason}
 		if a.Trace != nil {
 			f = describeTrace(a.Trace, "")
 		}
 		f.Kind = "set_aside"
 		f.Warnings = append(f.Warnings, "set aside: "+a.Reason)
+
 		files = append(files, f)
 	}
 	for _, e := range set.Errors {
@@ -181,6 +185,10 @@ func writeInspectText(w io.Writer, files []inspectFile) {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintln(w, f.Path)
+		if f.unread != "" {
+			fmt.Fprintf(w, "  set aside, not read as a trace: %s\n", f.unread)
+			continue
+		}
 		if f.Error != "" {
 			fmt.Fprintf(w, "  error: %s\n", f.Error)
 			if f.UncompressedBytes == 0 {

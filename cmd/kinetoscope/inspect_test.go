@@ -136,3 +136,37 @@ func TestGroup(t *testing.T) {
 		}
 	}
 }
+
+// A file of a directory that is not a trace is said to be set aside
+// unread, with why, not listed as a trace of 0 bytes; a CPU-only trace set
+// aside after it was read keeps its figures.
+func TestInspectSetAside(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{"notes.json": "hello", "meta.json": `{"model": "x"}`}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gz, err := os.ReadFile(testkit.Public(t, "hta-rank-non-gpu.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "cpu.json.gz"), gz, 0o644)
+	code, out, errs := runCmd("inspect", dir, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"notes.json\n  set aside, not read as a trace: not a trace: not JSON (starts with 'h')\n",
+		"meta.json\n  set aside, not read as a trace: not a trace: no traceEvents key in the top-level object\n",
+		"cpu.json.gz\n  set aside, rank",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "read 0 bytes") {
+		t.Errorf("a file set aside unread is said to be read:\n%s", out)
+	}
+}
