@@ -13,7 +13,7 @@ import (
 func rankClash(files []store.File) error {
 	var names []string
 	for _, f := range files {
-		if f.Kind == ingest.FormatJSON || f.Kind == ingest.FormatGzip {
+		if f.Format == ingest.FormatJSON || f.Format == ingest.FormatGzip {
 			names = append(names, f.Name)
 		}
 	}

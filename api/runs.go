@@ -231,7 +231,7 @@ func (s *Server) getTrace(c echo.Context) error {
 		}
 		defer rc.Close()
 		w.Header().Set(echo.HeaderContentDisposition, attachment(f.Name))
-		return serveBlob(c, contentType(f.Kind), run.Created, rc)
+		return serveBlob(c, contentType(f.Format), run.Created, rc)
 	}
 	w.Header().Set(echo.HeaderContentDisposition, attachment(run.ID+".tar"))
 	w.Header().Set(echo.HeaderContentType, "application/x-tar")
@@ -325,7 +325,7 @@ func (s *Server) getTraceFile(c echo.Context, run *store.Run, name string) error
 			}
 			defer rc.Close()
 			c.Response().Header().Set(echo.HeaderContentDisposition, attachment(path.Base(f.Name)))
-			return serveBlob(c, contentType(f.Kind), run.Created, rc)
+			return serveBlob(c, contentType(f.Format), run.Created, rc)
 		}
 		rc, err := s.archiveMember(ctx, f, member)
 		if err != nil {
@@ -341,7 +341,7 @@ func (s *Server) getTraceFile(c echo.Context, run *store.Run, name string) error
 // archiveMember opens the member of a stored archive.
 func (s *Server) archiveMember(ctx context.Context, f store.File, member string) (io.ReadCloser, error) {
 	notFound := echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("%s holds no member %q", f.Name, member))
-	if f.Kind == ingest.FormatZip {
+	if f.Format == ingest.FormatZip {
 		b, err := s.blobs.Open(ctx, f.SHA256)
 		if err != nil {
 			return nil, blobError(f, err)
@@ -369,7 +369,7 @@ func (s *Server) archiveMember(ctx context.Context, f store.File, member string)
 		return nil, blobError(f, err)
 	}
 	var r io.Reader = rc
-	if f.Kind == ingest.FormatTarGz {
+	if f.Format == ingest.FormatTarGz {
 		zr, err := gzip.NewReader(rc)
 		if err != nil {
 			rc.Close()

@@ -9,8 +9,6 @@
 //	blobs/sha256/ab/abcd...  uploaded files, named by their SHA-256
 //	blobs/tmp/               uploads in progress (renamed when complete,
 //	                         removed at start)
-//	work/ID/                 links to a run's blobs under their file names
-//	                         while it is analysed (removed at start)
 //	charts/ID/               rendered charts of a run (bounded in size)
 //	ballast                  4 MiB freed when the disk fills, so that
 //	                         deletes can still be recorded (keepBallast)

@@ -333,7 +333,7 @@ func (s *Server) readMultipart(req *http.Request, boundary string, up *upload) e
 	}
 	if len(up.files) > 1 {
 		for _, f := range up.files {
-			if f.Kind != ingest.FormatJSON && f.Kind != ingest.FormatGzip {
+			if f.Format != ingest.FormatJSON && f.Format != ingest.FormatGzip {
 				return badInput("%s: an archive must be uploaded alone, not with other files", f.Name)
 			}
 		}
@@ -408,9 +408,9 @@ func (s *Server) storeFile(ctx context.Context, r io.Reader, name string, up *up
 	if res.err != nil {
 		return res.err
 	}
-	f := store.File{Name: name, SHA256: sha, Size: size, Kind: res.kind}
+	f := store.File{Name: name, SHA256: sha, Size: size, Format: res.kind}
 	if f.Name == "" {
-		f.Name = "upload" + ingest.FormatExt(f.Kind)
+		f.Name = "upload" + ingest.FormatExt(f.Format)
 	}
 	if kind == ingest.FormatZip {
 		b, err := s.blobs.Open(ctx, sha)

@@ -94,7 +94,7 @@ func ids(runs []*Run) string {
 }
 
 func file(c byte, size int64) File {
-	return File{Name: string(c) + ".json.gz", SHA256: strings.Repeat(string(c), 64), Size: size, Kind: "gzip"}
+	return File{Name: string(c) + ".json.gz", SHA256: strings.Repeat(string(c), 64), Size: size, Format: "gzip"}
 }
 
 func testLifecycle(t *testing.T, open opener) {

@@ -121,7 +121,7 @@ func (p *Postgres) CreateWith(ctx context.Context, r *Run, then func(pgx.Tx) err
 			r.ID, r.Name, string(r.Status), prog, r.Error, r.Link, r.Created.UnixNano(), r.Updated.UnixNano())
 		for i, f := range r.Files {
 			b.Queue(`INSERT INTO run_files (run_id, pos, name, sha256, size, kind) VALUES ($1, $2, $3, $4, $5, $6)`,
-				r.ID, i, f.Name, f.SHA256, f.Size, f.Kind)
+				r.ID, i, f.Name, f.SHA256, f.Size, f.Format)
 		}
 		for k, v := range r.Labels {
 			b.Queue(`INSERT INTO run_labels (run_id, key, value) VALUES ($1, $2, $3)`, r.ID, k, v)
@@ -227,7 +227,7 @@ func fillPG(ctx context.Context, tx pgx.Tx, runs []*Run) error {
 	}
 	var id string
 	var f File
-	_, err = pgx.ForEachRow(rows, []any{&id, &f.Name, &f.SHA256, &f.Size, &f.Kind}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&id, &f.Name, &f.SHA256, &f.Size, &f.Format}, func() error {
 		byID[id].Files = append(byID[id].Files, f)
 		return nil
 	})

@@ -56,7 +56,7 @@ func (s *SQLite) Create(ctx context.Context, r *Run) error {
 	for i, f := range r.Files {
 		if _, err := tx.ExecContext(ctx,
 			`INSERT INTO run_files (run_id, pos, name, sha256, size, kind) VALUES (?, ?, ?, ?, ?, ?)`,
-			r.ID, i, f.Name, f.SHA256, f.Size, f.Kind); err != nil {
+			r.ID, i, f.Name, f.SHA256, f.Size, f.Format); err != nil {
 			return fmt.Errorf("create run %s: file %s: %w", r.ID, f.Name, err)
 		}
 	}
@@ -114,7 +114,7 @@ func (s *SQLite) fill(ctx context.Context, r *Run) error {
 	r.Files = []File{}
 	for rows.Next() {
 		var f File
-		if err := rows.Scan(&f.Name, &f.SHA256, &f.Size, &f.Kind); err != nil {
+		if err := rows.Scan(&f.Name, &f.SHA256, &f.Size, &f.Format); err != nil {
 			rows.Close()
 			return fmt.Errorf("files of run %s: %w", r.ID, err)
 		}

@@ -37,7 +37,9 @@ type File struct {
 	Name   string `json:"name"`   // the uploaded name, cleaned
 	SHA256 string `json:"sha256"` // hex content hash: the blob key
 	Size   int64  `json:"size"`
-	Kind   string `json:"kind"` // json, gzip, tar, tar.gz or zip
+	// Format is the file's format as ingest names it (ingest.Source.Format):
+	// json, gzip, tar, tar.gz or zip; "kind" in the JSON.
+	Format string `json:"kind"`
 }
 
 // Progress is how far a run's analysis has come.
