@@ -1,0 +1,218 @@
+package pgzip
+
+// Decoding one chunk on a worker: find the first block boundary at or past
+// the chunk's start by trial decoding, decode with markers for the unknown
+// window until the window is free of them, then in bytes, up to the first
+// boundary at or past the next chunk's start.
+
+// chunk is what a worker decoded of one chunk.
+type chunk struct {
+	found      bool  // a boundary was found and decoded from without error
+	start, end int64 // bit offsets of the first block decoded and where it stopped
+	ev         event // evStop or evEOF
+	// marked is the output up to the point where the window held no
+	// markers (their bytes are known once the previous chunk's window
+	// is); plain is the output after it.
+	marked []uint16
+	plain  []byte
+	ends   []memberEnd // offsets in the chunk's output
+}
+
+// len returns the chunk's output length.
+func (c *chunk) len() int64 { return int64(len(c.marked) + len(c.plain)) }
+
+// worker holds a decoding goroutine's buffers, reused from chunk to chunk.
+type worker struct {
+	f      inflater
+	marked []uint16 // windowSize markers, then output
+	maxOut int      // the most output a chunk may have (beyond: not found)
+	done   <-chan struct{}
+}
+
+// markedStep is how much output is decoded with markers between checks
+// for a window free of markers.
+const markedStep = 64 << 10
+
+// newWorker returns a worker whose chunks decode to at most maxOut bytes.
+func newWorker(maxOut int, done <-chan struct{}) *worker {
+	w := &worker{maxOut: maxOut, done: done}
+	w.marked = make([]uint16, windowSize+4*markedStep)
+	for i := range windowSize {
+		w.marked[i] = markerBase + uint16(i)
+	}
+	return w
+}
+
+// first decodes the first chunk, which starts at a known boundary with
+// an empty window.
+func (w *worker) first(in []byte, start, stopBit int64, sizeHint int) *chunk {
+	w.f.reset(in, start)
+	d := &decoding{stopBit: stopBit}
+	c := &chunk{found: true, start: start}
+	if !w.plain(d, c, make([]byte, 0, sizeHint)) {
+		return &chunk{}
+	}
+	return c
+}
+
+// search decodes a chunk whose first block boundary is to be found in
+// [from, to) bits.
+func (w *worker) search(in []byte, from, to, stopBit int64, sizeHint int) *chunk {
+	for p := from; p < to; p++ {
+		if !quickCandidate(in, p) {
+			continue
+		}
+		if p&1023 == 0 && w.stopped() {
+			break
+		}
+		if c := w.try(in, p, stopBit, sizeHint); c != nil {
+			return c
+		}
+	}
+	return &chunk{}
+}
+
+// stopped reports whether the reader was closed.
+func (w *worker) stopped() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// quickCandidate checks the first 13 bits at bit p: a dynamic block
+// that is not the last, with at most 286 literal/length and 30 distance
+// codes.
+func quickCandidate(in []byte, p int64) bool {
+	i := int(p >> 3)
+	if i+3 > len(in) {
+		return false
+	}
+	v := uint32(in[i]) | uint32(in[i+1])<<8 | uint32(in[i+2])<<16
+	v >>= uint(p & 7)
+	return v&7 == headerDynamic && (v>>3)&31 <= 29 && (v>>8)&31 <= 29
+}
+
+// try decodes from bit p as from a block boundary: the first block must
+// have a complete code and decode to text; nil if anything fails.
+func (w *worker) try(in []byte, p, stopBit int64, sizeHint int) *chunk {
+	f := &w.f
+	f.reset(in, p)
+	if f.blockHeader(true) != nil {
+		return nil
+	}
+	m := w.marked
+	o := windowSize
+	for f.inBlock {
+		var err error
+		if o, err = decodeBlock(f, m, o, 0, true); err != nil {
+			return nil
+		}
+		if f.inBlock {
+			m = w.grow(o)
+			if m == nil {
+				return nil
+			}
+		}
+	}
+	d := &decoding{stopBit: stopBit}
+	c := &chunk{found: true, start: p}
+	for {
+		if clean(m[max(o-windowSize, 0):o]) {
+			break
+		}
+		if o-windowSize >= w.maxOut {
+			return nil
+		}
+		if len(m)-o < markedStep {
+			if m = w.grow(o); m == nil {
+				return nil
+			}
+		}
+		var ev event
+		var err error
+		o, ev, err = run(f, d, m[:o+markedStep], o)
+		if err != nil {
+			return nil
+		}
+		if ev != evFull {
+			c.marked = append([]uint16(nil), m[windowSize:o]...)
+			c.ends, c.ev, c.end = shift(d.ends, -windowSize), ev, f.bitPos()
+			return c
+		}
+	}
+	// The window holds bytes only: go on in bytes.
+	keep := o - 2*windowSize
+	c.marked = append([]uint16(nil), m[windowSize:windowSize+keep]...)
+	plain := make([]byte, windowSize, max(sizeHint, 2*windowSize))
+	for i, v := range m[o-windowSize : o] {
+		plain[i] = byte(v)
+	}
+	d.hist = max(d.hist-(o-windowSize), 0)
+	d.ends = shift(d.ends, -windowSize)
+	d.base = int64(keep)
+	if !w.plain(d, c, plain) {
+		return nil
+	}
+	return c
+}
+
+// shift adds by to the offsets of ends.
+func shift(ends []memberEnd, by int) []memberEnd {
+	for i := range ends {
+		ends[i].at += int64(by)
+	}
+	return ends
+}
+
+// clean reports whether s holds no marker.
+func clean(s []uint16) bool {
+	for _, v := range s {
+		if v >= markerBase {
+			return false
+		}
+	}
+	return true
+}
+
+// grow doubles the marked buffer holding o entries, or returns nil past
+// maxOut.
+func (w *worker) grow(o int) []uint16 {
+	if o-windowSize >= w.maxOut {
+		return nil
+	}
+	m := make([]uint16, 2*len(w.marked))
+	copy(m, w.marked[:o])
+	w.marked = m
+	return m
+}
+
+// plain decodes on in bytes into out (whose length is its output so far,
+// at offset d.base of the chunk) to the chunk's end, filling c's plain
+// output, end and member ends; false where decoding fails or passes maxOut.
+func (w *worker) plain(d *decoding, c *chunk, out []byte) bool {
+	f := &w.f
+	o := len(out)
+	out = out[:cap(out)]
+	for {
+		if len(out)-o < maxMatch+1 {
+			if o >= w.maxOut || w.stopped() {
+				return false
+			}
+			out = append(out[:o], make([]byte, max(len(out), 64<<10))...)
+			out = out[:cap(out)]
+		}
+		var ev event
+		var err error
+		o, ev, err = run(f, d, out, o)
+		if err != nil {
+			return false
+		}
+		if ev != evFull {
+			c.plain, c.ends, c.ev, c.end = out[:o], d.ends, ev, f.bitPos()
+			return true
+		}
+	}
+}
