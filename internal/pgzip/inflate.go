@@ -370,6 +370,7 @@ func copyStored[T symbol](f *inflater, out []T, o int) (int, error) {
 		o++
 	}
 	if f.stored > 0 && f.nb == 0 {
+		f.bits = 0 // it may hold the bytes about to be copied
 		n := min(f.stored, len(out)-o, len(f.in)-f.pos)
 		if n < 0 {
 			n = 0
