@@ -15,6 +15,15 @@ type Options struct {
 	MaxRatio int64
 	// Progress, when not nil, is called from time to time during a read.
 	Progress func(Progress)
+	// GzipWorkers, when > 0, is the number of goroutines decompressing a
+	// gzip file that can be read at offsets: 1 is klauspost's reader,
+	// more the parallel reader of internal/pgzip. Zero leaves it to
+	// gzipWorkers (the parallel reader for a large file on more than two
+	// cores).
+	GzipWorkers int
+	// filesAtOnce is the number of files read at the same time (set by
+	// readFiles), among which the cores are shared.
+	filesAtOnce int
 }
 
 // Progress reports how far a read has come.

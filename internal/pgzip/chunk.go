@@ -36,7 +36,7 @@ const markedStep = 64 << 10
 // newWorker returns a worker whose chunks decode to at most maxOut bytes.
 func newWorker(maxOut int, done <-chan struct{}) *worker {
 	w := &worker{maxOut: maxOut, done: done}
-	w.marked = make([]uint16, windowSize+4*markedStep)
+	w.marked = make([]uint16, windowSize+2*markedStep)
 	for i := range windowSize {
 		w.marked[i] = markerBase + uint16(i)
 	}

@@ -297,6 +297,9 @@ func decodeBlock[T symbol](f *inflater, out []T, o, hist int, text bool) (int, e
 		case kindLiteral:
 			f.bits >>= e & 0xff
 			f.nb -= uint(e & 0xff)
+			if f.pad > 0 && f.overrun() { // a code of the zeros past the end
+				return o, errTruncated
+			}
 			if text && !isText(byte(e>>16)) {
 				return o, errCorrupt
 			}
@@ -334,6 +337,9 @@ func decodeBlock[T symbol](f *inflater, out []T, o, hist int, text bool) (int, e
 		back := int(d>>16) + int(f.bits&(1<<((d>>8)&15)-1))
 		f.bits >>= (d >> 8) & 15
 		f.nb -= uint((d >> 8) & 15)
+		if f.pad > 0 && f.overrun() {
+			return o, errTruncated
+		}
 		if back > o-hist {
 			return o, f.corrupt()
 		}

@@ -341,7 +341,7 @@ type sequential struct {
 func (r *Reader) newSequential(stop int64) *sequential {
 	s := &sequential{d: decoding{stopBit: stop}}
 	s.f.reset(r.in, r.at)
-	s.buf = make([]byte, windowSize+piece)
+	s.buf = make([]byte, windowSize+min(piece, max(64<<10, 16*len(r.in))))
 	s.o = copy(s.buf, r.window)
 	s.d.base = r.produced - int64(s.o)
 	return s
