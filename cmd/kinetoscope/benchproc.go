@@ -30,12 +30,14 @@ type procResult struct {
 	Runs    int        `json:"runs"`
 	Gunzip  procPhase  `json:"gunzip"`
 	Ingest  *procPhase `json:"ingest,omitempty"`
+	PGunzip *procPhase `json:"parallel_gunzip,omitempty"`
 	Analyze *procPhase `json:"analyze,omitempty"`
 }
 
 // runPhase runs one phase once in this process, for a parent's --procs,
-// with a CPU profile written to profile when it is not "".
-func runPhase(phase, file, profile string) error {
+// with a CPU profile written to profile when it is not ""; the parallel
+// phases use workers goroutines.
+func runPhase(phase, file, profile string, workers int) error {
 	var res benchResult
 	var run func() error
 	switch phase {
@@ -45,8 +47,14 @@ func runPhase(phase, file, profile string) error {
 		run = func() error { return ingestOnce(file, &res) }
 	case "analyze":
 		run = func() error { return analyzeOnce(file) }
+	case "pgunzip":
+		run = func() error { _, err := parallelGunzip(file, workers); return err }
+	case "ingest-klauspost":
+		run = func() error { return ingestWith(file, 1) }
+	case "ingest-parallel":
+		run = func() error { return ingestWith(file, workers) }
 	default:
-		return fmt.Errorf("--phase %q: want gunzip, ingest or analyze", phase)
+		return fmt.Errorf("--phase %q: want gunzip, ingest, analyze, pgunzip, ingest-klauspost or ingest-parallel", phase)
 	}
 	if profile == "" {
 		return run()
@@ -89,6 +97,10 @@ func processRuns(a benchArgs) (*procResult, error) {
 	if a.procs {
 		r.Ingest = &procPhase{}
 		jobs = append(jobs, job{r.Ingest, []string{"bench", "--phase", "ingest", a.file}})
+	}
+	if a.procs && a.parallel {
+		r.PGunzip = &procPhase{}
+		jobs = append(jobs, job{r.PGunzip, []string{"bench", "--phase", "pgunzip", "--gzip-workers", fmt.Sprint(benchWorkers(a.workers)), a.file}})
 	}
 	if a.analyze {
 		r.Analyze = &procPhase{}
@@ -197,5 +209,6 @@ func (r *procResult) write(w io.Writer) {
 	}
 	row("gunzip", &r.Gunzip)
 	row("ingest", r.Ingest)
+	row("parallel gunzip", r.PGunzip)
 	row("analyze --format json", r.Analyze)
 }

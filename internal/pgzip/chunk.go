@@ -49,11 +49,20 @@ func (w *worker) first(in []byte, start, stopBit int64, sizeHint int) *chunk {
 	w.f.reset(in, start)
 	d := &decoding{stopBit: stopBit}
 	c := &chunk{found: true, start: start}
-	if !w.plain(d, c, make([]byte, 0, sizeHint)) {
+	if w.plain(d, c, make([]byte, 0, sizeHint)) != decoded {
 		return &chunk{}
 	}
 	return c
 }
+
+// outcome is how a decoding from a candidate boundary ended.
+type outcome int
+
+const (
+	decoded outcome = iota
+	failed          // an invalid stream: not a boundary
+	tooBig          // more output than maxOut, or the reader closed: give up the chunk
+)
 
 // search decodes a chunk whose first block boundary is to be found in
 // [from, to) bits.
@@ -65,8 +74,12 @@ func (w *worker) search(in []byte, from, to, stopBit int64, sizeHint int) *chunk
 		if p&1023 == 0 && w.stopped() {
 			break
 		}
-		if c := w.try(in, p, stopBit, sizeHint); c != nil {
+		c, more := w.try(in, p, stopBit, sizeHint)
+		if c != nil {
 			return c
+		}
+		if !more {
+			break
 		}
 	}
 	return &chunk{}
@@ -96,51 +109,48 @@ func quickCandidate(in []byte, p int64) bool {
 }
 
 // try decodes from bit p as from a block boundary: the first block must
-// have a complete code and decode to text; nil if anything fails.
-func (w *worker) try(in []byte, p, stopBit int64, sizeHint int) *chunk {
+// have a complete code and decode to text; nil if anything fails, and
+// more false where the search should stop (see tooBig).
+func (w *worker) try(in []byte, p, stopBit int64, sizeHint int) (c *chunk, more bool) {
 	f := &w.f
 	f.reset(in, p)
 	if f.blockHeader(true) != nil {
-		return nil
+		return nil, true
 	}
 	m := w.marked
 	o := windowSize
 	for f.inBlock {
 		var err error
 		if o, err = decodeBlock(f, m, o, 0, true); err != nil {
-			return nil
+			return nil, true
 		}
 		if f.inBlock {
-			m = w.grow(o)
-			if m == nil {
-				return nil
+			if m = w.grow(o); m == nil {
+				return nil, false
 			}
 		}
 	}
 	d := &decoding{stopBit: stopBit}
-	c := &chunk{found: true, start: p}
+	c = &chunk{found: true, start: p}
 	for {
 		if clean(m[max(o-windowSize, 0):o]) {
 			break
 		}
-		if o-windowSize >= w.maxOut {
-			return nil
-		}
 		if len(m)-o < markedStep {
 			if m = w.grow(o); m == nil {
-				return nil
+				return nil, false
 			}
 		}
 		var ev event
 		var err error
 		o, ev, err = run(f, d, m[:o+markedStep], o)
 		if err != nil {
-			return nil
+			return nil, true
 		}
 		if ev != evFull {
 			c.marked = append([]uint16(nil), m[windowSize:o]...)
 			c.ends, c.ev, c.end = shift(d.ends, -windowSize), ev, f.bitPos()
-			return c
+			return c, false
 		}
 	}
 	// The window holds bytes only: go on in bytes.
@@ -153,10 +163,13 @@ func (w *worker) try(in []byte, p, stopBit int64, sizeHint int) *chunk {
 	d.hist = max(d.hist-(o-windowSize), 0)
 	d.ends = shift(d.ends, -windowSize)
 	d.base = int64(keep)
-	if !w.plain(d, c, plain) {
-		return nil
+	switch w.plain(d, c, plain) {
+	case failed:
+		return nil, true
+	case tooBig:
+		return nil, false
 	}
-	return c
+	return c, false
 }
 
 // shift adds by to the offsets of ends.
@@ -178,9 +191,9 @@ func clean(s []uint16) bool {
 }
 
 // grow doubles the marked buffer holding o entries, or returns nil past
-// maxOut.
+// maxOut or once the reader is closed.
 func (w *worker) grow(o int) []uint16 {
-	if o-windowSize >= w.maxOut {
+	if o-windowSize >= w.maxOut || w.stopped() {
 		return nil
 	}
 	m := make([]uint16, 2*len(w.marked))
@@ -191,15 +204,15 @@ func (w *worker) grow(o int) []uint16 {
 
 // plain decodes on in bytes into out (whose length is its output so far,
 // at offset d.base of the chunk) to the chunk's end, filling c's plain
-// output, end and member ends; false where decoding fails or passes maxOut.
-func (w *worker) plain(d *decoding, c *chunk, out []byte) bool {
+// output, end and member ends.
+func (w *worker) plain(d *decoding, c *chunk, out []byte) outcome {
 	f := &w.f
 	o := len(out)
 	out = out[:cap(out)]
 	for {
 		if len(out)-o < maxMatch+1 {
 			if o >= w.maxOut || w.stopped() {
-				return false
+				return tooBig
 			}
 			out = append(out[:o], make([]byte, max(len(out), 64<<10))...)
 			out = out[:cap(out)]
@@ -208,11 +221,11 @@ func (w *worker) plain(d *decoding, c *chunk, out []byte) bool {
 		var err error
 		o, ev, err = run(f, d, out, o)
 		if err != nil {
-			return false
+			return failed
 		}
 		if ev != evFull {
 			c.plain, c.ends, c.ev, c.end = out[:o], d.ends, ev, f.bitPos()
-			return true
+			return decoded
 		}
 	}
 }

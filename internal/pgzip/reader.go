@@ -110,7 +110,7 @@ func NewReader(in []byte, opt Options) (*Reader, error) {
 	}
 	jobs := make(chan int)
 	r.wg.Go(func() { r.dispatch(jobs) })
-	maxOut := max(maxRatio*cs, 4<<20)
+	maxOut := max(maxRatio*cs, 256<<10)
 	for range workers {
 		r.wg.Go(func() {
 			w := newWorker(maxOut, r.done)

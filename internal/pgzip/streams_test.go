@@ -49,12 +49,18 @@ func deflateSegments(tb testing.TB, segs []segment) []byte {
 // byte boundary between blocks.
 func openDeflate(tb testing.TB, segs []segment) []byte {
 	var out bytes.Buffer
+	writers := map[int]*flate.Writer{} // one per level, reset per segment
 	for _, s := range segs {
 		var b bytes.Buffer
-		w, err := flate.NewWriter(&b, s.level)
-		if err != nil {
-			tb.Fatal(err)
+		w := writers[s.level]
+		if w == nil {
+			var err error
+			if w, err = flate.NewWriter(&b, s.level); err != nil {
+				tb.Fatal(err)
+			}
+			writers[s.level] = w
 		}
+		w.Reset(&b)
 		step := s.flush
 		if step <= 0 {
 			step = len(s.text) + 1
@@ -152,9 +158,18 @@ func testStreams(tb testing.TB, seed uint64, n int) []stream {
 // manyMembers cuts text into members of about size bytes.
 func manyMembers(tb testing.TB, text []byte, size int) []byte {
 	var b []byte
+	var buf bytes.Buffer
+	w, err := flate.NewWriter(&buf, 6)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	for len(text) > 0 {
 		k := min(size, len(text))
-		b = append(b, gzipOf(tb, segment{text: text[:k], level: 6})...)
+		buf.Reset()
+		w.Reset(&buf)
+		w.Write(text[:k])
+		w.Close()
+		b = append(b, member(buf.Bytes(), text[:k])...)
 		text = text[k:]
 	}
 	return b
