@@ -80,22 +80,22 @@ type benchPhase struct {
 
 // benchResult is the bench JSON output.
 type benchResult struct {
-	File              string      `json:"file"`
-	Bytes             int64       `json:"bytes"`
-	UncompressedBytes int64       `json:"uncompressed_bytes"`
-	Events            int64       `json:"events"`
-	PythonFunctions   int64       `json:"python_functions"`
-	KeptEvents        int64       `json:"kept_events"`
-	RetainedBytes     int64       `json:"retained_bytes"`
-	BytesPerKept      float64     `json:"retained_bytes_per_kept_event"`
-	Gunzip            benchPhase  `json:"gunzip"`
-	Ingest            benchPhase  `json:"ingest"`
-	Python            *benchPhase `json:"python_json_load,omitempty"`
-	SpeedVsGunzip     float64     `json:"ingest_speed_vs_gunzip"`
-	CPUVsGunzip       float64     `json:"ingest_cpu_vs_gunzip"` // gunzip CPU seconds / ingest CPU seconds
-	SpeedupVsPython   float64     `json:"ingest_speedup_vs_python,omitempty"`
-	RSSVsJSONSize     float64     `json:"ingest_peak_rss_vs_uncompressed"`
-	Procs             *procResult `json:"whole_process,omitempty"`
+	File              string          `json:"file"`
+	Bytes             int64           `json:"bytes"`
+	UncompressedBytes int64           `json:"uncompressed_bytes"`
+	Events            int64           `json:"events"`
+	PythonFunctions   int64           `json:"python_functions"`
+	KeptEvents        int64           `json:"kept_events"`
+	RetainedBytes     int64           `json:"retained_bytes"`
+	BytesPerKept      float64         `json:"retained_bytes_per_kept_event"`
+	Gunzip            benchPhase      `json:"gunzip"`
+	Ingest            benchPhase      `json:"ingest"`
+	Python            *benchPhase     `json:"python_json_load,omitempty"`
+	SpeedVsGunzip     float64         `json:"ingest_speed_vs_gunzip"`
+	CPUVsGunzip       float64         `json:"ingest_cpu_vs_gunzip"` // gunzip CPU seconds / ingest CPU seconds
+	SpeedupVsPython   float64         `json:"ingest_speedup_vs_python,omitempty"`
+	RSSVsJSONSize     float64         `json:"ingest_peak_rss_vs_uncompressed"`
+	Procs             *procResult     `json:"whole_process,omitempty"`
 	Parallel          *parallelResult `json:"parallel_gzip,omitempty"`
 }
 
@@ -112,8 +112,8 @@ type benchArgs struct {
 	build    bool // --build-only
 	procs    bool
 	analyze  bool
-	parallel bool // --parallel
-	workers  int  // --gzip-workers
+	parallel bool   // --parallel
+	workers  int    // --gzip-workers
 	phase    string // run one phase in this process (for --procs)
 	profile  string // --cpuprofile
 }
