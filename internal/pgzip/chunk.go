@@ -35,12 +35,17 @@ const markedStep = 64 << 10
 
 // newWorker returns a worker whose chunks decode to at most maxOut bytes.
 func newWorker(maxOut int, done <-chan struct{}) *worker {
-	w := &worker{maxOut: maxOut, done: done}
-	w.marked = make([]uint16, windowSize+2*markedStep)
+	return &worker{maxOut: maxOut, done: done}
+}
+
+// markedBuffer returns a buffer of windowSize markers and room for n
+// symbols after them.
+func markedBuffer(n int) []uint16 {
+	m := make([]uint16, windowSize+max(n, 2*markedStep))
 	for i := range windowSize {
-		w.marked[i] = markerBase + uint16(i)
+		m[i] = markerBase + uint16(i)
 	}
-	return w
+	return m
 }
 
 // first decodes the first chunk, which starts at a known boundary with
@@ -117,6 +122,9 @@ func (w *worker) try(in []byte, p, stopBit int64, sizeHint int) (c *chunk, more 
 	if f.blockHeader(true) != nil {
 		return nil, true
 	}
+	if w.marked == nil {
+		w.marked = markedBuffer(sizeHint)
+	}
 	m := w.marked
 	o := windowSize
 	for f.inBlock {
@@ -148,7 +156,8 @@ func (w *worker) try(in []byte, p, stopBit int64, sizeHint int) (c *chunk, more 
 			return nil, true
 		}
 		if ev != evFull {
-			c.marked = append([]uint16(nil), m[windowSize:o]...)
+			c.marked = m[windowSize:o]
+			w.marked = nil // c has it
 			c.ends, c.ev, c.end = shift(d.ends, -windowSize), ev, f.bitPos()
 			return c, false
 		}
@@ -196,7 +205,7 @@ func (w *worker) grow(o int) []uint16 {
 	if o-windowSize >= w.maxOut || w.stopped() {
 		return nil
 	}
-	m := make([]uint16, 2*len(w.marked))
+	m := make([]uint16, 2*len(w.marked)-windowSize)
 	copy(m, w.marked[:o])
 	w.marked = m
 	return m

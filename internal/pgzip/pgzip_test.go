@@ -2,6 +2,7 @@ package pgzip
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -93,4 +94,41 @@ func firstDiff(a, b []byte) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// benchInput returns the largest public trace, compressed.
+func benchInput(b *testing.B) []byte {
+	in, err := os.ReadFile("../../sampletraces/public/hta-diff-control-a100.json.gz")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return in
+}
+
+// BenchmarkGunzip is the baseline: klauspost's reader.
+func BenchmarkGunzip(b *testing.B) {
+	in := benchInput(b)
+	want, _ := sequentialGunzip(in)
+	b.SetBytes(int64(len(want)))
+	for b.Loop() {
+		if _, err := sequentialGunzip(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReader is the parallel reader with 1, 2 and 4 workers.
+func BenchmarkReader(b *testing.B) {
+	in := benchInput(b)
+	want, _ := sequentialGunzip(in)
+	for _, w := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			b.SetBytes(int64(len(want)))
+			for b.Loop() {
+				if _, err := parallelGunzip(in, Options{Workers: w}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

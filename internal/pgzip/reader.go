@@ -21,6 +21,7 @@ import (
 	"hash/crc32"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
@@ -43,32 +44,54 @@ const (
 	maxRatio = 64
 	// piece is the output of one step of an in-order decoding.
 	piece = 4 << 20
+	// piecesAhead bounds the output pieces decoded in order but not yet
+	// read.
+	piecesAhead = 4
 )
 
 // Reader decompresses a gzip file in memory in parallel. It holds the
-// output of at most Workers+2 chunks (each at most 64 times ChunkSize).
+// output of at most Workers+2+4 chunks (each at most 64 times ChunkSize,
+// twice that while its window is unknown).
 type Reader struct {
 	in      []byte
 	starts  []int64 // byte offset of each chunk; starts[0] is member 1's data
 	results []chan *chunk
 	tokens  chan struct{}
+	pieces  chan *outPiece
 	done    chan struct{}
 	stopped sync.Once
 	wg      sync.WaitGroup
+	offset  atomic.Int64 // compressed bytes decoded in order
+	seq     sequencer
 
-	next     int   // the next chunk to take
-	at       int64 // bit offset where the output so far ends
-	window   []byte
-	seq      *sequential
-	finished bool
+	// The reading side.
+	cur       *outPiece
+	ends      []memberEnd // member ends not yet checked, absolute
+	crc, size uint32      // of the current member's output read
+	out       int64       // bytes read
+	err       error
+}
 
-	produced   int64       // output bytes decoded in order so far
-	pending    [][]byte    // output not yet read
-	ends       []memberEnd // member ends not yet checked, absolute
+// outPiece is a piece of the output in order: its bytes, ready once
+// ready is closed (nil: at once), the member ends it holds (offsets in the
+// whole output), and the error the reading ends with after it.
+type outPiece struct {
+	data  []byte
+	ready chan struct{}
+	ends  []memberEnd
+	err   error
+}
+
+// sequencer is the state of the goroutine that takes the chunks in order.
+type sequencer struct {
+	next       int   // the next chunk to take
+	at         int64 // bit offset where the output so far ends
+	window     []byte
+	inOrder    *sequential
+	finished   bool
+	produced   int64       // output bytes so far
+	ends       []memberEnd // member ends of the next piece
 	windowEnds []int64     // member ends not yet applied to window
-	crc, size  uint32      // of the current member's output read
-	out        int64       // bytes read
-	err        error       // after pending
 	stats      Stats
 }
 
@@ -80,9 +103,10 @@ type Stats struct {
 	Skipped  int // within a block that began in an earlier chunk
 }
 
-// Stats returns how the chunks read so far were decoded.
+// Stats returns how the chunks were decoded; call it once Read has
+// returned io.EOF or an error.
 func (r *Reader) Stats() Stats {
-	s := r.stats
+	s := r.seq.stats
 	s.Chunks = len(r.starts)
 	return s
 }
@@ -99,8 +123,10 @@ func NewReader(in []byte, opt Options) (*Reader, error) {
 	if cs <= 0 {
 		cs = min(max(len(in)/(4*workers), minChunk), maxChunk)
 	}
-	r := &Reader{in: in, at: int64(n) * 8, done: make(chan struct{}),
-		tokens: make(chan struct{}, workers+2), window: make([]byte, 0, 2*windowSize)}
+	r := &Reader{in: in, done: make(chan struct{}), tokens: make(chan struct{}, workers+2),
+		pieces: make(chan *outPiece, piecesAhead)}
+	r.seq.at = int64(n) * 8
+	r.seq.window = make([]byte, 0, 2*windowSize)
 	for s := int64(n); s < int64(len(in)) || len(r.starts) == 0; s += int64(cs) {
 		r.starts = append(r.starts, s)
 	}
@@ -119,11 +145,12 @@ func NewReader(in []byte, opt Options) (*Reader, error) {
 			}
 		})
 	}
+	r.wg.Go(r.sequence)
 	return r, nil
 }
 
 // dispatch hands out chunks in order, at most cap(tokens) ahead of the
-// reading.
+// sequencer.
 func (r *Reader) dispatch(jobs chan<- int) {
 	defer close(jobs)
 	for j := range r.starts {
@@ -154,14 +181,14 @@ func (r *Reader) decode(w *worker, j, cs int) *chunk {
 	if w.stopped() {
 		return &chunk{}
 	}
-	hint := min(16*cs, w.maxOut)
+	hint := min(24*cs, w.maxOut)
 	if j == 0 {
 		return w.first(r.in, r.starts[0]*8, r.stopBit(0), hint)
 	}
 	return w.search(r.in, r.starts[j]*8, min(r.starts[j]*8+int64(cs)*8, int64(len(r.in))*8), r.stopBit(j), hint)
 }
 
-// stop ends the workers.
+// stop ends the goroutines.
 func (r *Reader) stop() { r.stopped.Do(func() { close(r.done) }) }
 
 // Close stops the decoding and waits for its goroutines.
@@ -172,7 +199,7 @@ func (r *Reader) Close() error {
 }
 
 // InputOffset returns the compressed bytes decoded in order so far.
-func (r *Reader) InputOffset() int64 { return min(r.at/8, int64(len(r.in))) }
+func (r *Reader) InputOffset() int64 { return r.offset.Load() }
 
 // Read implements io.Reader.
 func (r *Reader) Read(p []byte) (int, error) {
@@ -181,151 +208,240 @@ func (r *Reader) Read(p []byte) (int, error) {
 			e := r.ends[0]
 			r.ends = r.ends[1:]
 			if e.crc != r.crc || e.size != r.size {
-				r.fail(gzip.ErrChecksum)
+				r.err = gzip.ErrChecksum
+				r.cur = nil
+				r.stop()
 				return 0, r.err
 			}
 			r.crc, r.size = 0, 0
 			continue
 		}
-		if len(r.pending) > 0 && len(r.pending[0]) == 0 {
-			r.pending = r.pending[1:]
-			continue
-		}
-		if len(r.pending) > 0 {
-			break
-		}
 		if r.err != nil {
 			return 0, r.err
 		}
-		if r.finished {
-			return 0, io.EOF
+		if r.cur != nil && len(r.cur.data) > 0 {
+			break
 		}
-		r.produce()
+		if r.cur != nil && r.cur.err != nil {
+			r.err = r.cur.err
+			continue
+		}
+		next, ok := <-r.pieces
+		if !ok {
+			r.err = io.EOF
+			continue
+		}
+		if next.ready != nil {
+			<-next.ready
+		}
+		r.cur = next
+		r.ends = append(r.ends, next.ends...)
 	}
-	b := r.pending[0]
+	b := r.cur.data
 	n := min(len(p), len(b))
 	if len(r.ends) > 0 {
 		n = min(n, int(r.ends[0].at-r.out))
 	}
 	copy(p, b[:n])
-	r.pending[0] = b[n:]
+	r.cur.data = b[n:]
 	r.crc = crc32.Update(r.crc, crc32.IEEETable, p[:n])
 	r.size += uint32(n)
 	r.out += int64(n)
 	return n, nil
 }
 
-// fail ends the reading with err once the output before it is read.
-func (r *Reader) fail(err error) {
-	r.err = err
-	r.pending, r.ends = nil, nil
-	r.finished = true
-	r.stop()
-}
-
-// produce decodes the next output in order: the next chunk, or the next
-// piece of an in-order decoding.
-func (r *Reader) produce() {
-	if r.seq != nil {
-		r.step()
-		return
-	}
-	j := r.next
-	if j >= len(r.starts) {
-		r.err = io.ErrUnexpectedEOF // the last chunk decodes to the end: not reached
-		r.finished = true
-		return
-	}
-	r.next++
-	c := <-r.results[j]
-	<-r.tokens
-	stop := r.stopBit(j)
-	if stop >= 0 && r.at >= stop {
-		r.stats.Skipped++
-		return // decoded with the chunk before
-	}
-	if c.found && c.start == r.at {
-		if b, ok := r.resolve(c); ok {
-			r.stats.Parallel++
-			r.accept(c, b)
+// sequence takes the chunks in order, checks that each starts where the
+// one before ended (else decodes it again from there), and sends their
+// output to Read in pieces.
+func (r *Reader) sequence() {
+	defer close(r.pieces)
+	for !r.seq.finished {
+		if !r.produce() {
 			return
 		}
 	}
-	r.stats.InOrder++
-	r.seq = r.newSequential(stop)
-	r.step()
 }
 
-// resolve returns chunk c's marked output with the markers replaced by
-// the window's bytes; false where one refers before the member's start.
-func (r *Reader) resolve(c *chunk) ([]byte, bool) {
-	b := make([]byte, len(c.marked))
-	missing := windowSize - len(r.window)
-	for i, v := range c.marked {
-		if v < markerBase {
-			b[i] = byte(v)
-			continue
-		}
-		k := int(v-markerBase) - missing
-		if k < 0 {
-			return nil, false
-		}
-		b[i] = r.window[k]
+// send hands a piece to Read; false once the reader is closed.
+func (r *Reader) send(p *outPiece) bool {
+	p.ends, r.seq.ends = r.seq.ends, nil
+	select {
+	case r.pieces <- p:
+		return true
+	case <-r.done:
+		return false
 	}
-	return b, true
 }
 
-// accept takes chunk c's output (its marked part resolved as b) as the
-// next.
-func (r *Reader) accept(c *chunk, b []byte) {
+// finish ends the output with err (nil: the end of the file).
+func (r *Reader) finish(err error) bool {
+	r.seq.finished = true
+	r.offset.Store(int64(len(r.in)))
+	if err == nil {
+		return r.send(&outPiece{})
+	}
+	return r.send(&outPiece{err: err})
+}
+
+// produce decodes the next output in order: the next chunk, or the next
+// piece of an in-order decoding; false once the reader is closed.
+func (r *Reader) produce() bool {
+	q := &r.seq
+	if q.inOrder != nil {
+		return r.step()
+	}
+	j := q.next
+	if j >= len(r.starts) {
+		return r.finish(io.ErrUnexpectedEOF) // the last chunk decodes to the end: not reached
+	}
+	q.next++
+	var c *chunk
+	select {
+	case c = <-r.results[j]:
+	case <-r.done:
+		return false
+	}
+	<-r.tokens
+	stop := r.stopBit(j)
+	if stop >= 0 && q.at >= stop {
+		q.stats.Skipped++
+		return true // decoded with the chunk before
+	}
+	if c.found && c.start == q.at {
+		if ok, open := r.accept(c); ok || !open {
+			return open
+		}
+	}
+	q.stats.InOrder++
+	q.inOrder = r.newSequential(stop)
+	return r.step()
+}
+
+// accept takes chunk c's output as the next, its markers resolved on
+// another goroutine where the window is whole (every marker has its
+// byte); ok is false where a marker refers before the member's start (c
+// is not taken), open false once the reader is closed.
+func (r *Reader) accept(c *chunk) (ok, open bool) {
+	q := &r.seq
+	marked := &outPiece{}
+	switch {
+	case len(c.marked) == 0:
+	case len(q.window) == windowSize:
+		marked.ready = make(chan struct{})
+		window := append([]byte(nil), q.window...)
+		r.wg.Go(func() {
+			marked.data = resolve(c.marked, window) // read after ready is closed
+			close(marked.ready)
+		})
+	default:
+		if !resolvable(c.marked, q.window) {
+			return false, true
+		}
+		marked.data = resolve(c.marked, q.window)
+	}
+	q.stats.Parallel++
+	q.window = chunkWindow(c, q.window)
 	for _, e := range c.ends {
-		r.addEnd(memberEnd{at: r.produced + e.at, crc: e.crc, size: e.size})
+		q.ends = append(q.ends, memberEnd{at: q.produced + e.at, crc: e.crc, size: e.size})
 	}
-	r.emit(b)
-	r.emit(c.plain)
-	r.at = c.end
+	q.produced += c.len()
+	q.at = c.end
+	r.offset.Store(q.at / 8)
+	if !r.send(marked) || !r.send(&outPiece{data: c.plain}) {
+		return true, false
+	}
 	if c.ev == evEOF {
-		r.finished = true
-		r.stop()
+		return true, r.finish(nil)
 	}
+	return true, true
 }
 
-// addEnd records a member end of the output.
-func (r *Reader) addEnd(e memberEnd) {
-	r.ends = append(r.ends, e)
-	r.windowEnds = append(r.windowEnds, e.at)
+// resolvable reports whether every marker of marked has its byte in
+// window (the current member's last bytes, fewer than windowSize near its
+// start).
+func resolvable(marked []uint16, window []byte) bool {
+	missing := windowSize - len(window)
+	for _, v := range marked {
+		if v >= markerBase && int(v-markerBase) < missing {
+			return false
+		}
+	}
+	return true
 }
 
-// emit appends b to the output, keeping the window: the last windowSize
-// bytes of the current member.
-func (r *Reader) emit(b []byte) {
-	if len(b) == 0 && len(r.windowEnds) == 0 {
-		return
+// resolve returns marked with each marker replaced by its byte of window
+// (see resolvable).
+func resolve(marked []uint16, window []byte) []byte {
+	var table [1 << 16]byte // what each symbol stands for
+	for i := range 256 {
+		table[i] = byte(i)
 	}
-	r.pending = append(r.pending, b)
-	start := r.produced
-	for len(r.windowEnds) > 0 && r.windowEnds[0] <= start+int64(len(b)) {
-		k := int(r.windowEnds[0] - start)
-		r.remember(b[:k])
-		r.window = r.window[:0]
-		b, start = b[k:], r.windowEnds[0]
-		r.windowEnds = r.windowEnds[1:]
+	copy(table[markerBase+windowSize-len(window):], window)
+	b := make([]byte, len(marked))
+	for i, v := range marked {
+		b[i] = table[v]
 	}
-	r.remember(b)
-	r.produced = start + int64(len(b))
+	return b
+}
+
+// chunkWindow returns the window after chunk c, where window is the one
+// before it: the last windowSize bytes of the current member.
+func chunkWindow(c *chunk, window []byte) []byte {
+	total := int(c.len())
+	from := 0
+	if n := len(c.ends); n > 0 {
+		from = int(c.ends[n-1].at)
+	}
+	from = max(from, total-windowSize)
+	var w []byte
+	if len(c.ends) == 0 && total < windowSize {
+		w = append(w, window[max(len(window)-(windowSize-total), 0):]...)
+	}
+	missing := windowSize - len(window)
+	for x := from; x < total; x++ {
+		if x >= len(c.marked) {
+			w = append(w, c.plain[x-len(c.marked):]...)
+			break
+		}
+		v := c.marked[x]
+		if v < markerBase {
+			w = append(w, byte(v))
+		} else {
+			w = append(w, window[int(v-markerBase)-missing])
+		}
+	}
+	return w
+}
+
+// emit sends b, decoded in order, as the next output, keeping the window
+// (see remember); false once the reader is closed.
+func (r *Reader) emit(b []byte) bool {
+	q := &r.seq
+	start := q.produced
+	rest := b
+	for len(q.windowEnds) > 0 && q.windowEnds[0] <= start+int64(len(rest)) {
+		k := int(q.windowEnds[0] - start)
+		q.remember(rest[:k])
+		q.window = q.window[:0]
+		rest, start = rest[k:], q.windowEnds[0]
+		q.windowEnds = q.windowEnds[1:]
+	}
+	q.remember(rest)
+	q.produced += int64(len(b))
+	return r.send(&outPiece{data: b})
 }
 
 // remember appends b to the window.
-func (r *Reader) remember(b []byte) {
+func (q *sequencer) remember(b []byte) {
 	if len(b) >= windowSize {
-		r.window = append(r.window[:0], b[len(b)-windowSize:]...)
+		q.window = append(q.window[:0], b[len(b)-windowSize:]...)
 		return
 	}
-	if n := len(r.window) + len(b); n > windowSize {
-		k := copy(r.window, r.window[n-windowSize:])
-		r.window = r.window[:k]
+	if n := len(q.window) + len(b); n > windowSize {
+		k := copy(q.window, q.window[n-windowSize:])
+		q.window = q.window[:k]
 	}
-	r.window = append(r.window, b...)
+	q.window = append(q.window, b...)
 }
 
 // sequential is a decoding in order, in pieces, from a known boundary with
@@ -337,32 +453,37 @@ type sequential struct {
 	o   int
 }
 
-// newSequential starts an in-order decoding at r.at, to stop.
+// newSequential starts an in-order decoding where the output so far
+// ends, to stop.
 func (r *Reader) newSequential(stop int64) *sequential {
+	q := &r.seq
 	s := &sequential{d: decoding{stopBit: stop}}
-	s.f.reset(r.in, r.at)
+	s.f.reset(r.in, q.at)
 	s.buf = make([]byte, windowSize+min(piece, max(64<<10, 16*len(r.in))))
-	s.o = copy(s.buf, r.window)
-	s.d.base = r.produced - int64(s.o)
+	s.o = copy(s.buf, q.window)
+	s.d.base = q.produced - int64(s.o)
 	return s
 }
 
-// step decodes the next piece of r.seq.
-func (r *Reader) step() {
-	s := r.seq
+// step decodes and sends the next piece of the in-order decoding; false
+// once the reader is closed.
+func (r *Reader) step() bool {
+	q := &r.seq
+	s := q.inOrder
 	start := s.o
 	o, ev, err := run(&s.f, &s.d, s.buf, s.o)
 	for _, e := range s.d.ends {
-		r.addEnd(e)
+		q.ends = append(q.ends, e)
+		q.windowEnds = append(q.windowEnds, e.at)
 	}
 	s.d.ends = s.d.ends[:0]
-	r.emit(s.buf[start:o])
+	if !r.emit(s.buf[start:o]) {
+		return false
+	}
 	switch {
 	case err != nil:
-		r.seq = nil
-		r.err = decodeError(err, &s.f)
-		r.finished = true
-		r.stop()
+		q.inOrder = nil
+		return r.finish(decodeError(err, &s.f))
 	case ev == evFull:
 		keep := min(o-s.d.hist, windowSize)
 		buf := make([]byte, len(s.buf))
@@ -370,14 +491,16 @@ func (r *Reader) step() {
 		s.d.base += int64(o - keep)
 		s.d.hist = 0
 		s.buf, s.o = buf, keep
+		r.offset.Store(min(s.f.bitPos()/8, int64(len(r.in))))
 	case ev == evStop:
-		r.at = s.f.bitPos()
-		r.seq = nil
+		q.at = s.f.bitPos()
+		r.offset.Store(q.at / 8)
+		q.inOrder = nil
 	default:
-		r.seq = nil
-		r.finished = true
-		r.stop()
+		q.inOrder = nil
+		return r.finish(nil)
 	}
+	return true
 }
 
 // decodeError is the error klauspost's reader gives for what err says.
