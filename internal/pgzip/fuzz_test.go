@@ -29,7 +29,7 @@ func fuzzStream(tb testing.TB, mode uint8, data []byte) []byte {
 	for _, b := range data {
 		seed = seed*131 + uint64(b)
 	}
-	n := min(1000+len(data)*64, 100<<10)
+	n := min(1000+len(data)*16, 24<<10)
 	text := traceText(seed, n)
 	switch mode & 15 {
 	case 0:
