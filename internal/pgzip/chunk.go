@@ -1,5 +1,7 @@
 package pgzip
 
+import "encoding/binary"
+
 // Decoding one chunk on a worker: find the first block boundary at or past
 // the chunk's start by trial decoding, decode with markers for the unknown
 // window until the window is free of them, then in bytes, up to the first
@@ -16,6 +18,8 @@ type chunk struct {
 	marked []uint16
 	plain  []byte
 	ends   []memberEnd // offsets in the chunk's output
+	// markedBuf holds marked, to give back once it is resolved.
+	markedBuf []uint16
 }
 
 // len returns the chunk's output length.
@@ -27,6 +31,7 @@ type worker struct {
 	marked []uint16 // windowSize markers, then output
 	maxOut int      // the most output a chunk may have (beyond: not found)
 	done   <-chan struct{}
+	bufs   *buffers
 }
 
 // markedStep is how much output is decoded with markers between checks
@@ -34,18 +39,8 @@ type worker struct {
 const markedStep = 64 << 10
 
 // newWorker returns a worker whose chunks decode to at most maxOut bytes.
-func newWorker(maxOut int, done <-chan struct{}) *worker {
-	return &worker{maxOut: maxOut, done: done}
-}
-
-// markedBuffer returns a buffer of windowSize markers and room for n
-// symbols after them.
-func markedBuffer(n int) []uint16 {
-	m := make([]uint16, windowSize+max(n, 2*markedStep))
-	for i := range windowSize {
-		m[i] = markerBase + uint16(i)
-	}
-	return m
+func newWorker(maxOut int, done <-chan struct{}, bufs *buffers) *worker {
+	return &worker{maxOut: maxOut, done: done, bufs: bufs}
 }
 
 // first decodes the first chunk, which starts at a known boundary with
@@ -54,7 +49,7 @@ func (w *worker) first(in []byte, start, stopBit int64, sizeHint int) *chunk {
 	w.f.reset(in, start)
 	d := &decoding{stopBit: stopBit}
 	c := &chunk{found: true, start: start}
-	if w.plain(d, c, make([]byte, 0, sizeHint)) != decoded {
+	if w.plain(d, c, w.bufs.getBytes(sizeHint)) != decoded {
 		return &chunk{}
 	}
 	return c
@@ -73,11 +68,30 @@ const (
 // [from, to) bits.
 func (w *worker) search(in []byte, from, to, stopBit int64, sizeHint int) *chunk {
 	for p := from; p < to; p++ {
-		if !quickCandidate(in, p) {
-			continue
-		}
-		if p&1023 == 0 && w.stopped() {
+		if p&4095 == 0 && w.stopped() {
 			break
+		}
+		var ok bool
+		if i := int(p >> 3); i+9 <= len(in) {
+			// The offsets of one byte from one load: most fail the
+			// first test.
+			v := binary.LittleEndian.Uint64(in[i:])
+			s := uint(p & 7)
+			for ; s < 8; s++ {
+				if x := v >> s; x&7 == headerDynamic && (x>>3)&31 <= 29 && (x>>8)&31 <= 29 {
+					break
+				}
+			}
+			if p += int64(s) - int64(p&7); s == 8 || p >= to {
+				p-- // the loop's p++ goes to the next byte
+				continue
+			}
+			ok = completeLengthCode(in, p, v>>s)
+		} else {
+			ok = quickCandidate(in, p)
+		}
+		if !ok {
+			continue
 		}
 		c, more := w.try(in, p, stopBit, sizeHint)
 		if c != nil {
@@ -90,6 +104,32 @@ func (w *worker) search(in []byte, from, to, stopBit int64, sizeHint int) *chunk
 	return &chunk{}
 }
 
+// completeLengthCode reports whether the code length code of the dynamic
+// block header at bit p is complete; v holds at least 57 bits from p.
+func completeLengthCode(in []byte, p int64, v uint64) bool {
+	nclen := int(v>>13)&15 + 4
+	kraft := 0 // in units of 2^-7
+	x := v >> 17
+	for k := range nclen {
+		if k == 13 { // past the 57 bits of v
+			q := p + 17 + 39
+			j := int(q >> 3)
+			if j+8 > len(in) {
+				return quickCandidate(in, p)
+			}
+			x = binary.LittleEndian.Uint64(in[j:]) >> uint(q&7)
+		}
+		if l := x & 7; l > 0 {
+			kraft += 128 >> l
+			if kraft > 128 {
+				return false
+			}
+		}
+		x >>= 3
+	}
+	return kraft == 128
+}
+
 // stopped reports whether the reader was closed.
 func (w *worker) stopped() bool {
 	select {
@@ -100,17 +140,32 @@ func (w *worker) stopped() bool {
 	}
 }
 
-// quickCandidate checks the first 13 bits at bit p: a dynamic block
-// that is not the last, with at most 286 literal/length and 30 distance
-// codes.
+// quickCandidate checks the header at bit p as far as it can without
+// decoding: a dynamic block that is not the last, with at most 286
+// literal/length and 30 distance codes, whose code length code is
+// complete.
 func quickCandidate(in []byte, p int64) bool {
 	i := int(p >> 3)
 	if i+3 > len(in) {
 		return false
 	}
-	v := uint32(in[i]) | uint32(in[i+1])<<8 | uint32(in[i+2])<<16
-	v >>= uint(p & 7)
-	return v&7 == headerDynamic && (v>>3)&31 <= 29 && (v>>8)&31 <= 29
+	v := (uint32(in[i]) | uint32(in[i+1])<<8 | uint32(in[i+2])<<16) >> uint(p&7)
+	if v&7 != headerDynamic || (v>>3)&31 > 29 || (v>>8)&31 > 29 {
+		return false
+	}
+	nclen := int(v>>13)&15 + 4
+	kraft := 0 // in units of 2^-7
+	for k := range nclen {
+		q := p + 17 + int64(3*k)
+		j := int(q >> 3)
+		if j+2 > len(in) {
+			return false
+		}
+		if l := (uint32(in[j]) | uint32(in[j+1])<<8) >> uint(q&7) & 7; l > 0 {
+			kraft += 128 >> l
+		}
+	}
+	return kraft == 128
 }
 
 // try decodes from bit p as from a block boundary: the first block must
@@ -123,7 +178,7 @@ func (w *worker) try(in []byte, p, stopBit int64, sizeHint int) (c *chunk, more 
 		return nil, true
 	}
 	if w.marked == nil {
-		w.marked = markedBuffer(sizeHint)
+		w.marked = w.bufs.getMarked(sizeHint)
 	}
 	m := w.marked
 	o := windowSize
@@ -156,7 +211,7 @@ func (w *worker) try(in []byte, p, stopBit int64, sizeHint int) (c *chunk, more 
 			return nil, true
 		}
 		if ev != evFull {
-			c.marked = m[windowSize:o]
+			c.marked, c.markedBuf = m[windowSize:o], m
 			w.marked = nil // c has it
 			c.ends, c.ev, c.end = shift(d.ends, -windowSize), ev, f.bitPos()
 			return c, false
@@ -164,11 +219,12 @@ func (w *worker) try(in []byte, p, stopBit int64, sizeHint int) (c *chunk, more 
 	}
 	// The window holds bytes only: go on in bytes.
 	keep := o - 2*windowSize
-	c.marked = append([]uint16(nil), m[windowSize:windowSize+keep]...)
-	plain := make([]byte, windowSize, max(sizeHint, 2*windowSize))
+	plain := w.bufs.getBytes(max(sizeHint, 2*windowSize))[:windowSize]
 	for i, v := range m[o-windowSize : o] {
 		plain[i] = byte(v)
 	}
+	c.marked, c.markedBuf = m[windowSize:windowSize+keep], m
+	w.marked = nil
 	d.hist = max(d.hist-(o-windowSize), 0)
 	d.ends = shift(d.ends, -windowSize)
 	d.base = int64(keep)

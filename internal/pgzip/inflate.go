@@ -279,80 +279,112 @@ func decodeBlock[T symbol](f *inflater, out []T, o, hist int, text bool) (int, e
 		return copyStored(f, out, o)
 	}
 	limit := len(out) - maxMatch
-	lit, dist := &f.lit, &f.dist
-	litMask := uint64(1)<<lit.primary - 1
-	distMask := uint64(1)<<dist.primary - 1
+	lit, dist := f.lit.entries, f.dist.entries
+	litBits, distBits := f.lit.primary, f.dist.primary
+	litMask := uint64(1)<<litBits - 1
+	distMask := uint64(1)<<distBits - 1
+	// The bit reader in locals, written back before every return and
+	// every call that uses it.
+	in := f.in
+	bits, nb, pos := f.bits, f.nb, f.pos
 	for o <= limit {
-		if f.nb < 48 {
-			f.fill()
-			if f.pad > 16 {
-				return o, errTruncated
+		if nb < 48 {
+			if pos+8 <= len(in) {
+				bits |= binary.LittleEndian.Uint64(in[pos:]) << nb
+				pos += int(63-nb) >> 3
+				nb |= 56
+			} else {
+				f.bits, f.nb, f.pos = bits, nb, pos
+				f.fill()
+				bits, nb, pos = f.bits, f.nb, f.pos
+				if f.pad > 16 {
+					return o, errTruncated
+				}
 			}
 		}
-		e := lit.entries[f.bits&litMask]
+		e := lit[bits&litMask]
 		if e&kindMask == kindLink {
-			e = lit.entries[int(e>>16)+int(f.bits>>lit.primary)&(1<<(e&0xff)-1)]
+			e = lit[int(e>>16)+int(bits>>litBits)&(1<<(e&0xff)-1)]
 		}
-		switch e & kindMask {
-		case kindLiteral:
-			f.bits >>= e & 0xff
-			f.nb -= uint(e & 0xff)
-			if f.pad > 0 && f.overrun() { // a code of the zeros past the end
-				return o, errTruncated
+		kind := e & kindMask
+		if kind == kindLiteral {
+			bits >>= e & 0xff
+			nb -= uint(e & 0xff)
+			if f.pad > 0 {
+				f.bits, f.nb, f.pos = bits, nb, pos
+				if f.overrun() { // a code of the zeros past the end
+					return o, errTruncated
+				}
 			}
 			if text && !isText(byte(e>>16)) {
+				f.bits, f.nb, f.pos = bits, nb, pos
 				return o, errCorrupt
 			}
 			out[o] = T(e >> 16)
 			o++
 			continue
-		case kindEnd:
-			f.bits >>= e & 0xff
-			f.nb -= uint(e & 0xff)
-			f.inBlock = false
+		}
+		if kind != kindLength {
+			if kind == kindEnd {
+				bits >>= e & 0xff
+				nb -= uint(e & 0xff)
+				f.bits, f.nb, f.pos = bits, nb, pos
+				f.inBlock = false
+				if f.overrun() {
+					return o, errTruncated
+				}
+				return o, nil
+			}
+			f.bits, f.nb, f.pos = bits, nb, pos
+			return o, f.corrupt()
+		}
+		bits >>= e & 0xff
+		nb -= uint(e & 0xff)
+		extra := (e >> 8) & 15
+		n := int(e>>16) + int(bits&(1<<extra-1))
+		bits >>= extra
+		nb -= uint(extra)
+		d := dist[bits&distMask]
+		if d&kindMask == kindLink {
+			d = dist[int(d>>16)+int(bits>>distBits)&(1<<(d&0xff)-1)]
+		}
+		if d&kindMask != kindLength {
+			f.bits, f.nb, f.pos = bits, nb, pos
+			return o, f.corrupt()
+		}
+		bits >>= d & 0xff
+		nb -= uint(d & 0xff)
+		extra = (d >> 8) & 15
+		back := int(d>>16) + int(bits&(1<<extra-1))
+		bits >>= extra
+		nb -= uint(extra)
+		if f.pad > 0 {
+			f.bits, f.nb, f.pos = bits, nb, pos
 			if f.overrun() {
 				return o, errTruncated
 			}
-			return o, nil
-		case kindInvalid:
-			return o, f.corrupt()
-		}
-		f.bits >>= e & 0xff
-		f.nb -= uint(e & 0xff)
-		n := int(e>>16) + int(f.bits&(1<<((e>>8)&15)-1))
-		f.bits >>= (e >> 8) & 15
-		f.nb -= uint((e >> 8) & 15)
-		d := dist.entries[f.bits&distMask]
-		if d&kindMask == kindLink {
-			d = dist.entries[int(d>>16)+int(f.bits>>dist.primary)&(1<<(d&0xff)-1)]
-		}
-		if d&kindMask == kindInvalid {
-			return o, f.corrupt()
-		}
-		f.bits >>= d & 0xff
-		f.nb -= uint(d & 0xff)
-		if f.nb < 13 {
-			f.fill()
-		}
-		back := int(d>>16) + int(f.bits&(1<<((d>>8)&15)-1))
-		f.bits >>= (d >> 8) & 15
-		f.nb -= uint((d >> 8) & 15)
-		if f.pad > 0 && f.overrun() {
-			return o, errTruncated
 		}
 		if back > o-hist {
+			f.bits, f.nb, f.pos = bits, nb, pos
 			return o, f.corrupt()
 		}
 		src := o - back
-		if back >= n {
+		switch {
+		case back >= n && n <= 16:
+			s, t := out[src:src+16], out[o:o+16] // room: o+16 <= limit+maxMatch
+			for i := range n {
+				t[i] = s[i]
+			}
+		case back >= n:
 			copy(out[o:o+n], out[src:src+n])
-		} else {
+		default:
 			for i := range n {
 				out[o+i] = out[src+i]
 			}
 		}
 		o += n
 	}
+	f.bits, f.nb, f.pos = bits, nb, pos
 	return o, nil
 }
 

@@ -63,6 +63,7 @@ type Reader struct {
 	wg      sync.WaitGroup
 	offset  atomic.Int64 // compressed bytes decoded in order
 	seq     sequencer
+	bufs    *buffers
 
 	// The reading side.
 	cur       *outPiece
@@ -80,6 +81,8 @@ type outPiece struct {
 	ready chan struct{}
 	ends  []memberEnd
 	err   error
+	// recycle holds data, to give back once read (nil: not to).
+	recycle []byte
 }
 
 // sequencer is the state of the goroutine that takes the chunks in order.
@@ -124,7 +127,7 @@ func NewReader(in []byte, opt Options) (*Reader, error) {
 		cs = min(max(len(in)/(4*workers), minChunk), maxChunk)
 	}
 	r := &Reader{in: in, done: make(chan struct{}), tokens: make(chan struct{}, workers+2),
-		pieces: make(chan *outPiece, piecesAhead)}
+		pieces: make(chan *outPiece, piecesAhead), bufs: newBuffers(2)}
 	r.seq.at = int64(n) * 8
 	r.seq.window = make([]byte, 0, 2*windowSize)
 	for s := int64(n); s < int64(len(in)) || len(r.starts) == 0; s += int64(cs) {
@@ -139,7 +142,7 @@ func NewReader(in []byte, opt Options) (*Reader, error) {
 	maxOut := max(maxRatio*cs, 256<<10)
 	for range workers {
 		r.wg.Go(func() {
-			w := newWorker(maxOut, r.done)
+			w := newWorker(maxOut, r.done, r.bufs)
 			for j := range jobs {
 				r.results[j] <- r.decode(w, j, cs)
 			}
@@ -181,7 +184,7 @@ func (r *Reader) decode(w *worker, j, cs int) *chunk {
 	if w.stopped() {
 		return &chunk{}
 	}
-	hint := min(24*cs, w.maxOut)
+	hint := min(16*cs, w.maxOut)
 	if j == 0 {
 		return w.first(r.in, r.starts[0]*8, r.stopBit(0), hint)
 	}
@@ -225,6 +228,10 @@ func (r *Reader) Read(p []byte) (int, error) {
 		if r.cur != nil && r.cur.err != nil {
 			r.err = r.cur.err
 			continue
+		}
+		if r.cur != nil {
+			r.bufs.putBytes(r.cur.recycle)
+			r.cur = nil
 		}
 		next, ok := <-r.pieces
 		if !ok {
@@ -323,31 +330,37 @@ func (r *Reader) produce() bool {
 // is not taken), open false once the reader is closed.
 func (r *Reader) accept(c *chunk) (ok, open bool) {
 	q := &r.seq
+	if len(q.window) < windowSize && !resolvable(c.marked, q.window) {
+		return false, true
+	}
+	window := q.window
+	q.window = chunkWindow(c, window, r.bufs.getBytes(windowSize))
 	marked := &outPiece{}
 	switch {
 	case len(c.marked) == 0:
-	case len(q.window) == windowSize:
+		r.bufs.putMarked(c.markedBuf)
+	case len(window) == windowSize:
 		marked.ready = make(chan struct{})
-		window := append([]byte(nil), q.window...)
 		r.wg.Go(func() {
-			marked.data = resolve(c.marked, window) // read after ready is closed
+			marked.data = resolve(r.bufs.getBytes(len(c.marked)), c.marked, window) // read after ready is closed
+			marked.recycle = marked.data
+			r.bufs.putMarked(c.markedBuf)
+			r.bufs.putBytes(window)
 			close(marked.ready)
 		})
 	default:
-		if !resolvable(c.marked, q.window) {
-			return false, true
-		}
-		marked.data = resolve(c.marked, q.window)
+		marked.data = resolve(r.bufs.getBytes(len(c.marked)), c.marked, window)
+		marked.recycle = marked.data
+		r.bufs.putMarked(c.markedBuf)
 	}
 	q.stats.Parallel++
-	q.window = chunkWindow(c, q.window)
 	for _, e := range c.ends {
 		q.ends = append(q.ends, memberEnd{at: q.produced + e.at, crc: e.crc, size: e.size})
 	}
 	q.produced += c.len()
 	q.at = c.end
 	r.offset.Store(q.at / 8)
-	if !r.send(marked) || !r.send(&outPiece{data: c.plain}) {
+	if !r.send(marked) || !r.send(&outPiece{data: c.plain, recycle: c.plain}) {
 		return true, false
 	}
 	if c.ev == evEOF {
@@ -370,30 +383,41 @@ func resolvable(marked []uint16, window []byte) bool {
 }
 
 // resolve returns marked with each marker replaced by its byte of window
-// (see resolvable).
-func resolve(marked []uint16, window []byte) []byte {
+// (see resolvable), in dst's memory.
+func resolve(dst []byte, marked []uint16, window []byte) []byte {
 	var table [1 << 16]byte // what each symbol stands for
 	for i := range 256 {
 		table[i] = byte(i)
 	}
 	copy(table[markerBase+windowSize-len(window):], window)
-	b := make([]byte, len(marked))
-	for i, v := range marked {
-		b[i] = table[v]
+	b := dst[:len(marked)]
+	i := 0
+	for ; i+4 <= len(marked); i += 4 {
+		m := marked[i : i+4 : i+4]
+		t := b[i : i+4 : i+4]
+		if (m[0]|m[1]|m[2]|m[3])&0xff00 == 0 { // four literals, the common case
+			t[0], t[1], t[2], t[3] = byte(m[0]), byte(m[1]), byte(m[2]), byte(m[3])
+			continue
+		}
+		t[0], t[1], t[2], t[3] = table[m[0]], table[m[1]], table[m[2]], table[m[3]]
+	}
+	for ; i < len(marked); i++ {
+		b[i] = table[marked[i]]
 	}
 	return b
 }
 
 // chunkWindow returns the window after chunk c, where window is the one
-// before it: the last windowSize bytes of the current member.
-func chunkWindow(c *chunk, window []byte) []byte {
+// before it: the last windowSize bytes of the current member, in w's
+// memory.
+func chunkWindow(c *chunk, window, w []byte) []byte {
 	total := int(c.len())
 	from := 0
 	if n := len(c.ends); n > 0 {
 		from = int(c.ends[n-1].at)
 	}
 	from = max(from, total-windowSize)
-	var w []byte
+	w = w[:0]
 	if len(c.ends) == 0 && total < windowSize {
 		w = append(w, window[max(len(window)-(windowSize-total), 0):]...)
 	}
