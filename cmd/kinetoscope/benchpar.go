@@ -6,6 +6,8 @@ import (
 	"os"
 	"runtime"
 
+	"kinetoscope/analyze"
+	"kinetoscope/driver"
 	"kinetoscope/ingest"
 	"kinetoscope/internal/pgzip"
 )
@@ -120,4 +122,23 @@ func (p *parallelResult) write(w io.Writer) {
 	}
 	fmt.Fprintf(w, "parallel gunzip: %.2fx gunzip; ingest with it: %.2fx ingest with klauspost, %.2fx gunzip (wall)\n",
 		p.GunzipVsSeq, p.IngestVsSeq, p.IngestVsGzip)
+}
+
+// analyzeWith reads path with gzip decompressed by workers goroutines (1:
+// klauspost's reader), analyses it as 'analyze' does with its default
+// options, and writes the JSON report to w: the same work but for the
+// reader, so that two of them time the reader and compare its output.
+func analyzeWith(path string, workers int, w io.Writer) error {
+	set, err := ingest.Open(path, ingest.Options{GzipWorkers: workers})
+	if err != nil {
+		return err
+	}
+	if len(set.Traces) == 0 {
+		return fmt.Errorf("%s: no trace with GPU events", path)
+	}
+	rep, err := analyze.Analyze(set, analyze.Options{})
+	if err != nil {
+		return err
+	}
+	return driver.WriteReport(w, rep, "json")
 }

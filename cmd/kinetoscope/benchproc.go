@@ -31,7 +31,12 @@ type procResult struct {
 	Gunzip  procPhase  `json:"gunzip"`
 	Ingest  *procPhase `json:"ingest,omitempty"`
 	PGunzip *procPhase `json:"parallel_gunzip,omitempty"`
-	Analyze *procPhase `json:"analyze,omitempty"`
+	// IngestSeq and AnalyzeSeq read with klauspost's reader whatever
+	// the cores, AnalyzePar with the parallel one (--parallel).
+	IngestSeq  *procPhase `json:"ingest_klauspost,omitempty"`
+	AnalyzeSeq *procPhase `json:"analyze_klauspost,omitempty"`
+	AnalyzePar *procPhase `json:"analyze_parallel,omitempty"`
+	Analyze    *procPhase `json:"analyze,omitempty"`
 }
 
 // runPhase runs one phase once in this process, for a parent's --procs,
@@ -53,8 +58,16 @@ func runPhase(phase, file, profile string, workers int) error {
 		run = func() error { return ingestWith(file, 1) }
 	case "ingest-parallel":
 		run = func() error { return ingestWith(file, workers) }
+	case "analyze-klauspost":
+		run = func() error { return analyzeWith(file, 1, io.Discard) }
+	case "analyze-parallel":
+		run = func() error { return analyzeWith(file, workers, io.Discard) }
+	case "report-klauspost":
+		run = func() error { return analyzeWith(file, 1, os.Stdout) }
+	case "report-parallel":
+		run = func() error { return analyzeWith(file, workers, os.Stdout) }
 	default:
-		return fmt.Errorf("--phase %q: want gunzip, ingest, analyze, pgunzip, ingest-klauspost or ingest-parallel", phase)
+		return fmt.Errorf("--phase %q: want gunzip, ingest, analyze, pgunzip, ingest-klauspost, ingest-parallel, analyze-klauspost, analyze-parallel, report-klauspost or report-parallel", phase)
 	}
 	if profile == "" {
 		return run()
@@ -98,9 +111,16 @@ func processRuns(a benchArgs) (*procResult, error) {
 		r.Ingest = &procPhase{}
 		jobs = append(jobs, job{r.Ingest, []string{"bench", "--phase", "ingest", a.file}})
 	}
+	workers := fmt.Sprint(benchWorkers(a.workers))
 	if a.procs && a.parallel {
-		r.PGunzip = &procPhase{}
-		jobs = append(jobs, job{r.PGunzip, []string{"bench", "--phase", "pgunzip", "--gzip-workers", fmt.Sprint(benchWorkers(a.workers)), a.file}})
+		r.PGunzip, r.IngestSeq = &procPhase{}, &procPhase{}
+		jobs = append(jobs, job{r.PGunzip, []string{"bench", "--phase", "pgunzip", "--gzip-workers", workers, a.file}},
+			job{r.IngestSeq, []string{"bench", "--phase", "ingest-klauspost", a.file}})
+	}
+	if a.analyze && a.parallel {
+		r.AnalyzeSeq, r.AnalyzePar = &procPhase{}, &procPhase{}
+		jobs = append(jobs, job{r.AnalyzeSeq, []string{"bench", "--phase", "analyze-klauspost", a.file}},
+			job{r.AnalyzePar, []string{"bench", "--phase", "analyze-parallel", "--gzip-workers", workers, a.file}})
 	}
 	if a.analyze {
 		r.Analyze = &procPhase{}
@@ -209,6 +229,9 @@ func (r *procResult) write(w io.Writer) {
 	}
 	row("gunzip", &r.Gunzip)
 	row("ingest", r.Ingest)
+	row("ingest, klauspost gzip", r.IngestSeq)
 	row("parallel gunzip", r.PGunzip)
+	row("analyze, klauspost gzip", r.AnalyzeSeq)
+	row("analyze, parallel gzip", r.AnalyzePar)
 	row("analyze --format json", r.Analyze)
 }
