@@ -132,3 +132,23 @@ func BenchmarkReader(b *testing.B) {
 		})
 	}
 }
+
+// TestCloseEarly closes readers at every stage of a read: Close returns
+// (every goroutine ends) and a later Read fails or ends.
+func TestCloseEarly(t *testing.T) {
+	in, err := os.ReadFile("../../sampletraces/public/hta-diff-control-a100.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 1, 100 << 10, 5 << 20} {
+		r, err := NewReader(in, Options{Workers: 4, ChunkSize: 32 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.CopyN(io.Discard, r, int64(n)); err != nil {
+			t.Fatalf("after %d bytes: %v", n, err)
+		}
+		r.Close()
+		r.Close()
+	}
+}
