@@ -135,6 +135,13 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		a.file = built
 	}
 	res := benchResult{File: a.file}
+	// Whole processes first: a child's peak RSS (getrusage) counts the
+	// parent's at the fork, small while nothing is measured in it yet.
+	if a.procs || a.analyze {
+		if res.Procs, err = processRuns(a); err != nil {
+			return err
+		}
+	}
 	if a.parallel {
 		res.Parallel = &parallelResult{Workers: benchWorkers(a.workers)}
 	}
@@ -155,11 +162,6 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			if err := res.Parallel.measure(a.file, run == 0); err != nil {
 				return err
 			}
-		}
-	}
-	if a.procs || a.analyze {
-		if res.Procs, err = processRuns(a); err != nil {
-			return err
 		}
 	}
 	if !a.noPython {
