@@ -18,7 +18,7 @@ const (
 	minParallelGzip = 4 << 20
 	// maxParallelGzip is the largest: the parallel reader holds the
 	// compressed file in memory.
-	maxParallelGzip = 4 << 30
+	maxParallelGzip = 1 << 30
 )
 
 // gzipWorkers is the one decision of how a gzip file of size compressed

@@ -121,7 +121,7 @@ func TestGzipWorkers(t *testing.T) {
 		{0, Options{}, 1, 1},
 		{1 << 30, Options{}, 1, cond(procs > 2, procs-1, 1)},
 		{1 << 30, Options{}, 8, cond(procs/8 > 2, procs/8-1, 1)},
-		{8 << 30, Options{}, 1, 1},
+		{2 << 30, Options{}, 1, 1},
 	} {
 		if got := gzipWorkers(c.size, c.opt, c.sharing); got != c.want {
 			t.Errorf("gzipWorkers(%d, %+v, %d) on %d cores = %d, want %d", c.size, c.opt, c.sharing, procs, got, c.want)
