@@ -139,3 +139,31 @@ func cond(ok bool, a, b int) int {
 
 // runtimeProcs returns GOMAXPROCS.
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
+
+// TestParallelGzipProgress checks the progress of a read with the
+// parallel reader: compressed bytes that never go back, and at the end
+// the file's size, as with klauspost's.
+func TestParallelGzipProgress(t *testing.T) {
+	p := publicTrace(t, "hta-diff-control-a100.json.gz")
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 3} {
+		var got []Progress
+		if _, err := ReadFile(p, Options{GzipWorkers: workers, Progress: func(pr Progress) { got = append(got, pr) }}); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) < 3 {
+			t.Fatalf("%d workers: %d progress calls", workers, len(got))
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i].Bytes < got[i-1].Bytes || got[i].Bytes > st.Size() {
+				t.Errorf("%d workers: progress %d bytes after %d (file %d)", workers, got[i].Bytes, got[i-1].Bytes, st.Size())
+			}
+		}
+		if last := got[len(got)-1]; !last.Done || last.Bytes != st.Size() {
+			t.Errorf("%d workers: last progress %+v, want done at %d bytes", workers, last, st.Size())
+		}
+	}
+}
