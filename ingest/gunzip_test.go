@@ -88,7 +88,9 @@ func TestParallelGzipErrors(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		in   []byte
-	}{{"truncated", in[:len(in)*3/4]}, {"bit flip", flip}, {"wrong CRC", crc}, {"trailer cut", in[:len(in)-4]}} {
+	}{{"truncated", in[:len(in)*3/4]}, {"bit flip", flip}, {"wrong CRC", crc}, {"trailer cut", in[:len(in)-4]},
+		{"bad method", append([]byte{0x1f, 0x8b, 7}, in[3:]...)}, {"header only", in[:10]},
+		{"reserved flag", append([]byte{0x1f, 0x8b, 8, 0x80}, in[4:]...)}, {"second member bad", append(append([]byte(nil), in...), 0x1f, 0x8b, 9)}} {
 		p := filepath.Join(t.TempDir(), "bad.json.gz")
 		if err := os.WriteFile(p, c.in, 0o644); err != nil {
 			t.Fatal(err)
