@@ -6,11 +6,13 @@ package pgzip
 type buffers struct {
 	marked chan []uint16
 	bytes  chan []byte
+	size   int // the least room of a buffer: a chunk's usual output
 }
 
-// newBuffers keeps up to n buffers of each kind.
-func newBuffers(n int) *buffers {
-	return &buffers{marked: make(chan []uint16, n), bytes: make(chan []byte, n)}
+// newBuffers keeps up to n buffers of each kind, of room for at least
+// size symbols (so that any serves for any chunk of usual size).
+func newBuffers(n, size int) *buffers {
+	return &buffers{marked: make(chan []uint16, n), bytes: make(chan []byte, n), size: size}
 }
 
 // getMarked returns a buffer of windowSize markers and room for at least
@@ -23,7 +25,7 @@ func (b *buffers) getMarked(n int) []uint16 {
 		}
 	default:
 	}
-	return markedBuffer(n)
+	return markedBuffer(max(n, b.size))
 }
 
 // putMarked gives back a buffer of getMarked (its markers intact).
@@ -46,7 +48,7 @@ func (b *buffers) getBytes(n int) []byte {
 		}
 	default:
 	}
-	return make([]byte, 0, n)
+	return make([]byte, 0, max(n, b.size))
 }
 
 // putBytes gives back a buffer no longer used.

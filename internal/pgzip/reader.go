@@ -46,12 +46,13 @@ const (
 	piece = 4 << 20
 	// piecesAhead bounds the output pieces decoded in order but not yet
 	// read.
-	piecesAhead = 4
+	piecesAhead = 2
 )
 
 // Reader decompresses a gzip file in memory in parallel. It holds the
-// output of at most Workers+2+4 chunks (each at most 64 times ChunkSize,
-// twice that while its window is unknown).
+// output of at most Workers+2 chunks (each at most 64 times ChunkSize,
+// three times that while its markers wait for the window), and recycles
+// their buffers.
 type Reader struct {
 	in      []byte
 	starts  []int64 // byte offset of each chunk; starts[0] is member 1's data
@@ -126,8 +127,8 @@ func NewReader(in []byte, opt Options) (*Reader, error) {
 	if cs <= 0 {
 		cs = min(max(len(in)/(4*workers), minChunk), maxChunk)
 	}
-	r := &Reader{in: in, done: make(chan struct{}), tokens: make(chan struct{}, workers+2),
-		pieces: make(chan *outPiece, piecesAhead), bufs: newBuffers(2)}
+	r := &Reader{in: in, done: make(chan struct{}), tokens: make(chan struct{}, workers+1),
+		pieces: make(chan *outPiece, piecesAhead), bufs: newBuffers(workers+1+piecesAhead, min(16*cs, maxRatio*cs))}
 	r.seq.at = int64(n) * 8
 	r.seq.window = make([]byte, 0, 2*windowSize)
 	for s := int64(n); s < int64(len(in)) || len(r.starts) == 0; s += int64(cs) {
@@ -334,7 +335,7 @@ func (r *Reader) accept(c *chunk) (ok, open bool) {
 		return false, true
 	}
 	window := q.window
-	q.window = chunkWindow(c, window, r.bufs.getBytes(windowSize))
+	q.window = chunkWindow(c, window, make([]byte, 0, windowSize))
 	marked := &outPiece{}
 	switch {
 	case len(c.marked) == 0:
@@ -345,7 +346,6 @@ func (r *Reader) accept(c *chunk) (ok, open bool) {
 			marked.data = resolve(r.bufs.getBytes(len(c.marked)), c.marked, window) // read after ready is closed
 			marked.recycle = marked.data
 			r.bufs.putMarked(c.markedBuf)
-			r.bufs.putBytes(window)
 			close(marked.ready)
 		})
 	default:
