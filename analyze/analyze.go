@@ -37,6 +37,10 @@ type Options struct {
 	// (nccl-tests' bus bandwidth convention: NVLink 4 is 450, half its
 	// 900 GB/s both ways). Empty: the link the GPU name tells, if any.
 	Link string
+	// OtherThreshold is the share of decode kernel time (percent) left in
+	// bucket Other above which the headline says the rules miss kernels;
+	// 0: DefaultOtherThreshold.
+	OtherThreshold float64
 }
 
 // Analyze classifies and measures every execution trace of set.
@@ -76,6 +80,7 @@ func Analyze(set *ingest.Set, opt Options) (*Report, error) {
 	}
 	r.Headline = headline(r.Ranks)
 	finishHeadline(r, traces)
+	r.Checks = checkData(r, passes, a, opt)
 	return r, nil
 }
 
@@ -116,6 +121,12 @@ func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Optio
 	}
 	rk.Steps = p.buildSteps()
 	inferPhases(rk.Steps, p.training())
+	if p.source == SourceInferred {
+		if w := periodicPhases(rk.Steps); w != "" {
+			rk.Warnings = append(rk.Warnings, w)
+		}
+	}
+	markCutStep(rk.Steps)
 	rk.Decode = Aggregate(rk.Steps, isPhase(PhaseDecode))
 	if pre := Aggregate(rk.Steps, isPhase(PhasePrefill)); pre.Steps > 0 {
 		rk.Prefill = &pre
@@ -126,8 +137,10 @@ func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Optio
 	rk.Outside = BucketStat{US: us(p.outside.kernelNS), Count: p.outside.events}
 	rk.TraceKernelUS, rk.TraceCommKernels = p.traceTotals()
 	rk.TopKernels, rk.Unclassified = p.kernelLists(rk.Steps, opt)
+	rk.Layers = p.layerFolds(rk.Steps)
 	rk.LaunchDelay = launchDelay(p.delays)
 	rk.GraphLaunchDelay = launchDelay(p.graphDelays())
+	p.checks = checkRank(p, &rk)
 	if p.noLaunch > 0 {
 		rk.Warnings = append(rk.Warnings, fmt.Sprintf("%d of %d GPU events have no CPU launch in the trace; placed in steps by GPU start time", p.noLaunch, t.GPU.Len()))
 	}

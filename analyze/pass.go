@@ -43,6 +43,10 @@ type rankPass struct {
 	replayStart map[int32]int64
 	noLaunch    int // GPU events whose launch is not in the trace
 	lastGEMM    map[int64]int64
+	// checks are the rank's checks; overlapNS the same-stream overlap per
+	// step they found.
+	checks    RankChecks
+	overlapNS []int64
 }
 
 func newRankPass(t *ingest.Trace, tab bucketTab, c *Classifier, li launchIndex, marks []stepMark, cutoff int64) *rankPass {

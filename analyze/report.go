@@ -10,12 +10,20 @@ type Report struct {
 	Ranks     []Rank   `json:"ranks"`     // one per trace, in rank order
 	// Collectives is the cross-rank matching summary; nil for one rank.
 	Collectives *Collectives `json:"collectives,omitempty"`
+	// MissingRanks lists the ranks of the run that have no trace: those
+	// its traces' process groups declare (world size, NCCL group ranks)
+	// that no trace given is of. Every figure is then of the ranks given
+	// only, and their collectives cannot be split into transfer and wait.
+	MissingRanks []int `json:"missing_ranks,omitempty"`
 	// Bandwidth is the achieved bandwidth of the collectives per kind and
 	// message size; nil when the steps hold no communication kernel.
 	Bandwidth *Bandwidth `json:"bandwidth,omitempty"`
 	// Headline is the finding a user wants first, from the decode steps.
 	Headline *Headline `json:"headline,omitempty"`
 	Warnings []string  `json:"warnings,omitempty"`
+	// Checks are the checks of the data itself: impossible timing, kernels
+	// the rules miss, lost or cut-off events, clocks across ranks.
+	Checks *Checks `json:"checks,omitempty"`
 }
 
 // Rank is the analysis of one rank's trace.
@@ -40,6 +48,10 @@ type Rank struct {
 	// Mixed aggregates the steps that ran prefill and decode requests
 	// together; nil when there are none.
 	Mixed *Phase `json:"mixed,omitempty"`
+	// Layers folds each phase's steps into the model's layers (decode,
+	// prefill, mixed, those that fold): per layer and per position in the
+	// layer.
+	Layers []LayerFold `json:"layers,omitempty"`
 	// TopKernels lists per bucket the kernels with the most time (decode
 	// steps when there are any, else all steps).
 	TopKernels map[BucketID][]KernelStat `json:"top_kernels"`
@@ -81,6 +93,13 @@ type Step struct {
 	// Comm is the step's transfer/wait split; nil unless collectives were
 	// aligned across ranks.
 	Comm *Comm `json:"comm,omitempty"`
+	// OverlapUS is the kernel time counted twice because GPU events
+	// overlap the previous event on their stream (TimingCheck): KernelUS
+	// holds it, BusyUS does not.
+	OverlapUS float64 `json:"overlap_us,omitempty"`
+	// Truncated marks the last step when the end of the profile cut it off
+	// (TruncationCheck.CutStep): it is left out of every phase's figures.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // BucketStat is the time and number of GPU events of one bucket.
@@ -181,6 +200,9 @@ type Headline struct {
 	// Problem says why the step split looks wrong; Fix what to do.
 	Problem string `json:"problem,omitempty"`
 	Fix     string `json:"fix,omitempty"`
+	// Caveats says, one sentence each, what in the data makes the figures
+	// doubtful (see Report.Checks); empty when nothing does.
+	Caveats []string `json:"caveats,omitempty"`
 }
 
 // HeadlineRank is one rank's figures behind a headline.

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"kinetoscope/ingest"
-	"kinetoscope/sampletraces"
+	"kinetoscope/internal/testkit"
 )
 
 // The "after the step's last GEMM" sampling phase is the LM head's: it
@@ -20,7 +20,7 @@ func TestSamplingPhaseOnlyInInference(t *testing.T) {
 		{"hta-sampled-rank-0.json.gz", false},
 		{"tracelens-sglang-qwen3-8b-decode.json.gz", true},
 	} {
-		path := sampletraces.Must(t)(sampletraces.Public(tc.trace))
+		path := testkit.Public(t, tc.trace)
 		set, err := ingest.Open(path, ingest.Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -14,10 +15,23 @@ import (
 
 // chartType returns the content type of a chart format ("" for none).
 func chartType(format string) string {
-	if format != "svg" && format != "png" {
-		return ""
+	for _, f := range driver.ImageFormats() {
+		if string(f.Format) == format {
+			return f.ContentType
+		}
 	}
-	return driver.ContentType(format)
+	return ""
+}
+
+// chartFiles names the files of the chart kinds: "a.svg, a.png, b.svg, ...".
+func chartFiles(kinds []string) string {
+	var out []string
+	for _, k := range kinds {
+		for _, f := range driver.ImageFormats() {
+			out = append(out, k+"."+string(f.Format))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // splitChart splits "breakdown.svg" into kind and format.
@@ -25,7 +39,7 @@ func splitChart(file string) (kind, format string, err error) {
 	kind, format, ok := strings.Cut(file, ".")
 	if !ok || chartType(format) == "" {
 		return "", "", echo.NewHTTPError(http.StatusNotFound,
-			fmt.Sprintf("chart %q: want KIND.svg or KIND.png", file))
+			fmt.Sprintf("chart %q: want KIND.%s", file, strings.Join(imageExts(), " or KIND.")))
 	}
 	return kind, format, nil
 }
@@ -48,7 +62,7 @@ func (s *Server) getChart(c echo.Context) error {
 		return err
 	}
 	ctx, id := c.Request().Context(), c.Param("id")
-	rep, hash, err := s.reportWithHash(ctx, id)
+	rep, hash, err := s.linkedReport(ctx, id, c.QueryParam(linkParam))
 	if err != nil {
 		return err
 	}
@@ -68,24 +82,33 @@ func (s *Server) getDiffChart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if kind != "diff" {
-		return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("unknown diff chart %q: have diff.svg, diff.png", kind))
+	if !slices.Contains(driver.DiffChartKinds(), kind) {
+		return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("unknown diff chart %q: have %s", kind, chartFiles(driver.DiffChartKinds())))
 	}
 	ctx := c.Request().Context()
 	in, err := s.diffInputs(ctx, c.QueryParams())
 	if err != nil {
 		return err
 	}
-	img, err := s.renderChart(ctx, in.chartKey(format), func(context.Context) ([]byte, error) {
+	img, err := s.renderChart(ctx, in.chartKey(kind, format), func(context.Context) ([]byte, error) {
 		d, err := in.compare()
 		if err != nil {
 			return nil, err
 		}
-		return driver.DiffChart(d, render.Format(format))
+		return driver.DiffChart(d, kind, render.Format(format))
 	})
 	if err != nil {
 		return fmt.Errorf("diff chart: %w", err)
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "private, max-age=60")
 	return c.Blob(http.StatusOK, chartType(format), img)
+}
+
+// imageExts returns the chart image formats' names: svg, png.
+func imageExts() []string {
+	var out []string
+	for _, f := range driver.ImageFormats() {
+		out = append(out, string(f.Format))
+	}
+	return out
 }

@@ -33,7 +33,7 @@ func (s *Server) getDiff(c echo.Context) error {
 	}
 	ctype := diffType(format)
 	if ctype == "" {
-		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad format %q: want json, markdown or table", format))
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad format %q: want one of %s", format, strings.Join(driver.DiffFormats(), ", ")))
 	}
 	d, err := s.Diff(c.Request().Context(), c.QueryParams())
 	if err != nil {
@@ -96,12 +96,12 @@ func (in *diffInput) compare() (*diff.Diff, error) {
 
 // chartKey is the cache key of the diff's chart: under the base run (its
 // delete drops it), both reports' digests, the options and the format.
-func (in *diffInput) chartKey(format string) string {
+func (in *diffInput) chartKey(kind, format string) string {
 	rank := "all"
 	if in.opt.Rank != nil {
 		rank = strconv.Itoa(*in.opt.Rank)
 	}
-	return fmt.Sprintf("%s/%s-diff-%s-%s-r%s-p%s.%s", in.baseID, in.baseHash, in.headID, in.headHash, rank, in.opt.Phase, format)
+	return fmt.Sprintf("%s/%s-%s-%s-%s-r%s-p%s.%s", in.baseID, in.baseHash, kind, in.headID, in.headHash, rank, in.opt.Phase, format)
 }
 
 // diffOptions parses the rank and phase of a diff query.

@@ -2,6 +2,9 @@ package api_test
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -12,6 +15,8 @@ import (
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
 	"kinetoscope/api"
+	"kinetoscope/driver"
+	"kinetoscope/internal/testkit"
 )
 
 // The OpenAPI document lists exactly the API routes echo serves.
@@ -174,4 +179,110 @@ func jsonFields(t reflect.Type) []string {
 		}
 	}
 	return out
+}
+
+// The OpenAPI document's output formats and chart files are driver's one
+// table of outputs, and every value it lists answers 200 with the table's
+// content type: each report format and chart of an analysed run, each diff
+// format and diff chart of that run against itself.
+func TestOpenAPIOutputs(t *testing.T) {
+	s := startServer(t, api.Config{DataDir: t.TempDir()})
+	var doc map[string]any
+	getJSON(t, s.URL+"/api/v1/openapi.json", &doc)
+	// A real run with every output: two ranks, collectives, layers.
+	ranks, err := filepath.Glob(filepath.Join(testkit.Real(t, "eager"), "*.pt.trace.json.gz"))
+	must(t, err)
+	ct, body := multipartBody(t, "eager", "", ranks...)
+	code, resp := do(t, "POST", s.URL+"/api/v1/runs", ct, body)
+	if code != http.StatusAccepted {
+		t.Fatalf("upload: %d %s", code, resp)
+	}
+	var run created
+	must(t, json.Unmarshal(resp, &run))
+	if r := waitRun(t, s.URL, run.ID); r.Status != "done" {
+		t.Fatalf("run %s: %s", run.ID, r.Status)
+	}
+	diffQ := "?base=" + run.ID + "&head=" + run.ID
+	for _, tc := range []struct {
+		path, method, param string
+		want                []string
+		url                 func(v string) string
+	}{
+		{"/api/v1/runs/{id}/report", "get", "format", driver.ReportFormats(),
+			func(v string) string { return "/api/v1/runs/" + run.ID + "/report?format=" + v }},
+		{"/api/v1/diff", "get", "format", driver.DiffFormats(),
+			func(v string) string { return "/api/v1/diff" + diffQ + "&format=" + v }},
+		{"/api/v1/runs/{id}/charts/{chart}", "", "chart", chartFiles(driver.RunChartKinds()),
+			func(v string) string { return "/api/v1/runs/" + run.ID + "/charts/" + v }},
+		{"/api/v1/diff/charts/{chart}", "get", "chart", chartFiles(driver.DiffChartKinds()),
+			func(v string) string { return "/api/v1/diff/charts/" + v + diffQ }},
+	} {
+		got := docEnum(t, doc, tc.path, tc.method, tc.param)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s %s: enum %v, want the table's %v", tc.path, tc.param, got, tc.want)
+		}
+		for _, v := range got {
+			resp, err := http.Get(s.URL + tc.url(v))
+			must(t, err)
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			ext := v[strings.LastIndex(v, ".")+1:]
+			want := driver.ContentType(v)
+			if want == "" {
+				want = driver.ContentType(ext)
+			}
+			if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != want {
+				t.Errorf("GET %s: %d %q, want 200 %q", tc.url(v), resp.StatusCode, resp.Header.Get("Content-Type"), want)
+			}
+		}
+	}
+}
+
+// A chart of what a run does not have (the bandwidth of a run without
+// collectives) answers 404 saying so, not 500.
+func TestChartNoData(t *testing.T) {
+	s := startServer(t, api.Config{DataDir: t.TempDir()})
+	run := uploadFile(t, s.URL, testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz"), "")
+	waitRun(t, s.URL, run.ID)
+	code, body := do(t, "GET", s.URL+"/api/v1/runs/"+run.ID+"/charts/bandwidth.svg", "", nil)
+	if code != http.StatusNotFound || !strings.Contains(string(body), "no collective kernels") {
+		t.Errorf("bandwidth chart of a run without collectives: %d %s, want 404 saying why", code, body)
+	}
+}
+
+// chartFiles lists KIND.EXT for every kind and image format.
+func chartFiles(kinds []string) []string {
+	var out []string
+	for _, k := range kinds {
+		for _, f := range driver.ImageFormats() {
+			out = append(out, k+"."+string(f.Format))
+		}
+	}
+	return out
+}
+
+// docEnum returns the enum of a parameter of an operation (method) or of
+// its path (method "").
+func docEnum(t *testing.T, doc map[string]any, path, method, name string) []string {
+	t.Helper()
+	node, _ := doc["paths"].(map[string]any)[path].(map[string]any)
+	if method != "" {
+		node, _ = node[method].(map[string]any)
+	}
+	params, _ := node["parameters"].([]any)
+	for _, v := range params {
+		p, _ := v.(map[string]any)
+		if p["name"] != name {
+			continue
+		}
+		schema, _ := p["schema"].(map[string]any)
+		enum, _ := schema["enum"].([]any)
+		var out []string
+		for _, e := range enum {
+			out = append(out, e.(string))
+		}
+		return out
+	}
+	t.Fatalf("%s: no parameter %s", path, name)
+	return nil
 }

@@ -9,9 +9,9 @@
 //	blobs/sha256/ab/abcd...  uploaded files, named by their SHA-256
 //	blobs/tmp/               uploads in progress (renamed when complete,
 //	                         removed at start)
-//	work/ID/                 links to a run's blobs under their file names
-//	                         while it is analysed (removed at start)
 //	charts/ID/               rendered charts of a run (bounded in size)
+//	ballast                  4 MiB freed when the disk fills, so that
+//	                         deletes can still be recorded (keepBallast)
 //	.samples-loaded          written once the sample runs were loaded
 package api
 
@@ -49,17 +49,20 @@ type Config struct {
 	// Blobs is where the uploaded files are kept: file://DIR (default:
 	// blobs/ in DataDir) or s3://BUCKET?endpoint=HOST:PORT&region=R.
 	Blobs string
-	// JobTimeout bounds one analysis on the shared queue (default 30m).
-	// A job whose replica died is taken by another once it has been
-	// running for JobTimeout + RescueMargin (default 1m).
+	// JobTimeout bounds one analysis on the shared queue (default 30m):
+	// past it the run fails, saying so. A job whose replica died is taken
+	// by another once it has been running for JobTimeout + RescueMargin
+	// (default 1m), within rescueSlack (40 s) more.
 	JobTimeout   time.Duration
 	RescueMargin time.Duration
 	// Replica names this server among the replicas, in logs, /healthz and
 	// /metrics (default: host name and process id).
 	Replica string
-	// SweepAge is the age past which an upload's leftovers in an object
-	// store (incomplete multipart uploads, temporary objects: what a
-	// process killed mid-upload leaves) are removed (default 24h).
+	// SweepAge is the age past which an upload's leftovers are removed:
+	// in an object store, incomplete multipart uploads and temporary
+	// objects (what a process killed mid-upload leaves); in any blob
+	// store, blobs that no run references and no upload holds (default
+	// 24h).
 	SweepAge time.Duration
 	// Token, when set, is required on every route but /healthz and the
 	// login page: as "Authorization: Bearer TOKEN", or in the session
@@ -85,6 +88,12 @@ type Config struct {
 	// Workers is the number of analyses run at once (default 2): analysis
 	// memory grows with the trace, so this bounds the server's memory.
 	Workers int
+	// MaxAnalysisMemory is the memory budget of one analysis, estimated
+	// while its files are read (ingest.Budget): a run past it fails,
+	// naming the limit and the counts, before its memory is spent
+	// (default DefaultAnalysisMemory: half the machine's memory, shared by
+	// the workers).
+	MaxAnalysisMemory int64
 	// ChartWorkers is the number of charts drawn at once, apart from the
 	// analysis workers (default: a quarter of the processors, at least
 	// one): a timeline re-reads the stored trace, and drawing must leave
@@ -100,6 +109,23 @@ type Config struct {
 	// (default 60s); an upload that keeps sending may take as long as it
 	// needs.
 	StallTimeout time.Duration
+	// MaxUploads caps the uploads received at once (default 64): one more
+	// is answered 503 with Retry-After.
+	MaxUploads int
+	// MinUploadRate is the least average rate, in bytes a second, of an
+	// upload once UploadGrace has passed since it began (defaults 8 KiB/s
+	// and 30s): a slower one is cut off (408).
+	MinUploadRate int64
+	UploadGrace   time.Duration
+	// MinFreeDisk is the free space kept in reserve on the disks of the
+	// data directory and the embedded stores (default 256 MiB; negative:
+	// none): uploads are refused (507) below it, so that deletes and the
+	// database's log always have room.
+	MinFreeDisk int64
+	// AllowedHosts are the names a request's Host header may give
+	// (DefaultAllowedHosts; "*": any; ".example.com": every name below
+	// it); empty: the loopback names.
+	AllowedHosts []string
 	// Logger receives the server's log; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -119,6 +145,21 @@ func (c *Config) defaults() {
 	}
 	if c.Workers <= 0 {
 		c.Workers = 2
+	}
+	if c.MaxAnalysisMemory <= 0 {
+		c.MaxAnalysisMemory = DefaultAnalysisMemory(c.Workers)
+	}
+	if c.MaxUploads <= 0 {
+		c.MaxUploads = 64
+	}
+	if c.MinUploadRate <= 0 {
+		c.MinUploadRate = 8 << 10
+	}
+	if c.UploadGrace <= 0 {
+		c.UploadGrace = 30 * time.Second
+	}
+	if c.MinFreeDisk == 0 {
+		c.MinFreeDisk = 256 << 20
 	}
 	if c.MaxFiles <= 0 {
 		c.MaxFiles = 1024
@@ -181,6 +222,12 @@ type Server struct {
 	watched map[string]web.WatchedDir
 	// openapi is the OpenAPI document served (openAPIDocument).
 	openapi []byte
+	// guard checks Host and Origin (guardRequests).
+	guard *hostGuard
+	// uploads holds a token per upload being received (admitUpload).
+	uploads chan struct{}
+	// ballastMu orders the writes of the disk ballast (keepBallast).
+	ballastMu sync.Mutex
 	// analyze is the analysis the server runs.
 	analyze analyzeFunc
 	log     *slog.Logger
@@ -226,8 +273,8 @@ func Open(cfg Config) (*Server, error) {
 // driver's).
 func open(cfg Config, f analyzeFunc) (*Server, error) {
 	cfg.defaults()
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
+	if err := prepareDataDir(cfg); err != nil {
+		return nil, err
 	}
 	ctx := context.Background()
 	meta, err := store.OpenMeta(ctx, cfg.Meta)
@@ -257,11 +304,15 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 	if cfg.ReadToken != "" && cfg.Token == "" {
 		return nil, errors.New("a read-only token needs a token for writes too")
 	}
+	if err := errors.Join(checkToken("token", cfg.Token), checkToken("read-only token", cfg.ReadToken)); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		cfg: cfg, meta: meta, blobs: blobs, analyze: f, log: cfg.Logger, replica: cfg.Replica,
 		stats: newMetrics(), live: map[string]*store.Progress{}, stop: map[string]context.CancelFunc{},
 		sem: make(chan struct{}, cfg.Workers), charts: make(chan struct{}, cfg.ChartWorkers), ctx: ctx, cancel: cancel,
+		guard: newHostGuard(cfg.AllowedHosts), uploads: make(chan struct{}, cfg.MaxUploads),
 	}
 	images, err := openImageCache(filepath.Join(cfg.DataDir, "charts"), cfg.ChartCacheBytes)
 	if err != nil {
@@ -293,13 +344,10 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 			return nil, err
 		}
 	} else {
-		for _, id := range ids {
-			s.enqueue(id)
-		}
+		s.requeueUnfinished(ctx, ids)
 	}
-	if s3, ok := blobs.(*store.S3); ok {
-		go s.sweep(s3)
-	}
+	go s.sweep()
+	s.log.Info("kinetoscope stores", "db", storeName(meta, cfg.Meta), "blobs", storeName(blobs, cfg.Blobs), "replica", s.replica)
 	return s, nil
 }
 
@@ -314,30 +362,13 @@ func (s *Server) startQueue(pg *store.Postgres, unfinished []string) error {
 	if err := q.requeue(s.ctx, unfinished); err != nil {
 		return err
 	}
+	s.queue = q // before the first job runs: analyses read it
 	if err := q.client.Start(s.ctx); err != nil {
+		s.queue = nil
 		return fmt.Errorf("start the analysis queue: %w", err)
 	}
-	s.queue = q
+	go s.listenDeletes(pg)
 	return nil
-}
-
-// sweep removes what uploads killed mid-way left in the object store, at
-// start and then every hour, until the server closes.
-func (s *Server) sweep(b *store.S3) {
-	for {
-		n, err := b.Sweep(s.ctx, s.cfg.SweepAge)
-		switch {
-		case err != nil && s.ctx.Err() == nil:
-			s.log.Warn("blob sweep", "err", err)
-		case n > 0:
-			s.log.Info("blob sweep: removed the leftovers of interrupted uploads", "removed", n)
-		}
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-time.After(time.Hour):
-		}
-	}
 }
 
 // Handler returns the server's HTTP handler.
@@ -358,8 +389,29 @@ func (s *Server) ConfigureHTTP(hs *http.Server) {
 // DataDir returns the server's data directory.
 func (s *Server) DataDir() string { return s.cfg.DataDir }
 
-// ChartKinds lists the chart kinds of a run, the main one first.
-func (s *Server) ChartKinds() []string { return driver.RunChartKinds() }
+// Outputs lists the formats and charts the service offers, from driver's
+// table of outputs, for the web page.
+func (s *Server) Outputs() web.Outputs {
+	var o web.Outputs
+	for _, f := range driver.Formats() {
+		out := web.Output{Name: f.Name, Summary: f.Summary}
+		if f.Report != nil {
+			o.ReportFormats = append(o.ReportFormats, out)
+		}
+		if f.Diff != nil {
+			o.DiffFormats = append(o.DiffFormats, out)
+		}
+	}
+	for _, k := range driver.ChartKinds() {
+		out := web.Output{Name: k.Name, Summary: k.Summary}
+		if k.Input == driver.FromDiff {
+			o.DiffCharts = append(o.DiffCharts, out)
+		} else {
+			o.RunCharts = append(o.RunCharts, out)
+		}
+	}
+	return o
+}
 
 // Close stops the background analyses (an unfinished run is analysed again
 // on the next start), cuts off the transfers still in progress (an upload

@@ -39,15 +39,16 @@ func (s *Server) getTimeline(c echo.Context, format string) error {
 	return c.Blob(http.StatusOK, chartType(format), img)
 }
 
-// intQuery parses an optional whole-number query parameter; -1 when absent.
+// intQuery parses an optional whole-number query parameter (0 or more);
+// -1 when absent.
 func intQuery(c echo.Context, name string) (int, error) {
 	v := c.QueryParam(name)
 	if v == "" {
 		return -1, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad %s %q: want a whole number", name, v))
+	if err != nil || n < 0 {
+		return 0, echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad %s %q: want a whole number, 0 or more", name, v))
 	}
 	return n, nil
 }
@@ -81,7 +82,7 @@ func (s *Server) Timeline(ctx context.Context, id string, rank, step int, format
 // drawTimeline reads the run's files (only the rank's own file when the
 // report names it) and draws the timeline.
 func (s *Server) drawTimeline(ctx context.Context, run *store.Run, rep *analyze.Report, rk *analyze.Rank, step int, format string) ([]byte, error) {
-	set, err := driver.ReadSources(s.sources(ctx, rankFiles(run.Files, rk.File)),
+	set, err := driver.ReadSources(s.sources(ctx, rankFiles(run.Files, rk.File), nil),
 		driver.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes, MaxRatio: s.cfg.MaxRatio})
 	if err != nil {
 		return nil, fmt.Errorf("timeline of run %s: read: %w", run.ID, err)

@@ -3,7 +3,6 @@ package driver
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"kinetoscope/analyze"
@@ -11,38 +10,132 @@ import (
 	"kinetoscope/render"
 )
 
-// ReportFormats returns the formats a report is written in.
-func ReportFormats() []string { return render.ReportFormats() }
+// This file is the one table of outputs: every text format and every chart
+// Kinetoscope offers, each row carrying its name, what it is, its content
+// type and the function that writes or draws it. The command line's usage
+// and checks, the REST service's validation, its OpenAPI document and the
+// web page's menus are all read from it (as google/pprof's
+// internal/driver/commands.go is the one table of pprof's outputs).
 
-// DiffFormats returns the formats a diff is written in.
-func DiffFormats() []string { return render.DiffFormats() }
-
-// WriteReport writes r to w in one of ReportFormats.
-func WriteReport(w io.Writer, r *analyze.Report, format string) error {
-	return render.WriteReport(w, r, format)
+// Format is one text output format: of a run's report, of a diff of two
+// runs, or of both.
+type Format struct {
+	Name    string
+	Summary string
+	// ContentType is the HTTP content type of the output.
+	ContentType string
+	// Report writes a report in this format; nil when it is not a report
+	// format.
+	Report func(io.Writer, *analyze.Report) error
+	// Diff writes a diff in this format; nil when it is not a diff format.
+	Diff func(io.Writer, *diff.Diff) error
 }
 
-// WriteDiff writes d to w in one of DiffFormats.
-func WriteDiff(w io.Writer, d *diff.Diff, format string) error {
-	return render.WriteDiff(w, d, format)
+// Content types of the outputs.
+const (
+	typeText     = "text/plain; charset=utf-8"
+	typeMarkdown = "text/markdown; charset=utf-8"
+	typeCSV      = "text/csv; charset=utf-8"
+	typeJSON     = "application/json"
+)
+
+// Formats returns every text output format, the default one first.
+func Formats() []Format {
+	return []Format{
+		{"table", "aligned plain text for a terminal, headline first", typeText,
+			render.WriteReportText, render.WriteDiffText},
+		{"json", "the whole analysis as JSON (a stable contract: fields are added, never renamed)", typeJSON,
+			render.WriteReportJSON, render.WriteDiffJSON},
+		{"markdown", "the same as GitHub-flavoured Markdown, for a results document", typeMarkdown,
+			render.WriteReportMarkdown, render.WriteDiffMarkdown},
+		{"csv", "one row per rank, step and bucket, the step's totals on each row", typeCSV,
+			render.WriteStepsCSV, nil},
+		{"csv-summary", "one row per rank, phase and bucket: per-step means and shares", typeCSV,
+			render.WriteSummaryCSV, nil},
+		{"csv-bandwidth", "one row per phase, collective and message size: algbw, busbw, share of the link's peak", typeCSV,
+			render.WriteBandwidthCSV, nil},
+		{"csv-layers", "one row per rank, phase, layer and bucket of the steps folded into layers", typeCSV,
+			render.WriteLayersCSV, nil},
+		{"csv-slots", "one row per rank, phase and position in the layer: kernel, grid, block, duration", typeCSV,
+			render.WriteSlotsCSV, nil},
+	}
 }
 
-// ContentType is the HTTP content type of an output format: a report or
-// diff format, or an image format; "" for none.
-func ContentType(format string) string {
-	switch format {
-	case "json":
-		return "application/json"
-	case "markdown":
-		return "text/markdown; charset=utf-8"
-	case "table":
-		return "text/plain; charset=utf-8"
-	case "csv", "csv-summary", "csv-bandwidth":
-		return "text/csv; charset=utf-8"
-	case "svg":
-		return "image/svg+xml"
-	case "png":
-		return "image/png"
+// ReportFormats returns the names of the formats a report is written in,
+// the default first.
+func ReportFormats() []string {
+	return formatNames(func(f Format) bool { return f.Report != nil })
+}
+
+// DiffFormats returns the names of the formats a diff is written in, the
+// default first.
+func DiffFormats() []string {
+	return formatNames(func(f Format) bool { return f.Diff != nil })
+}
+
+// formatNames returns the names of the formats that keep says to.
+func formatNames(keep func(Format) bool) []string {
+	var out []string
+	for _, f := range Formats() {
+		if keep(f) {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// format returns the format named name among those that keep accepts.
+func format(name string, keep func(Format) bool, what string) (Format, error) {
+	for _, f := range Formats() {
+		if f.Name == name && keep(f) {
+			return f, nil
+		}
+	}
+	return Format{}, fmt.Errorf("unknown %s format %q (want one of %s)", what, name,
+		strings.Join(formatNames(keep), ", "))
+}
+
+// WriteReport writes r to w in the report format named name.
+func WriteReport(w io.Writer, r *analyze.Report, name string) error {
+	f, err := format(name, func(f Format) bool { return f.Report != nil }, "report")
+	if err != nil {
+		return err
+	}
+	return f.Report(w, r)
+}
+
+// WriteDiff writes d to w in the diff format named name.
+func WriteDiff(w io.Writer, d *diff.Diff, name string) error {
+	f, err := format(name, func(f Format) bool { return f.Diff != nil }, "diff")
+	if err != nil {
+		return err
+	}
+	return f.Diff(w, d)
+}
+
+// ImageFormat is one image format of the charts.
+type ImageFormat struct {
+	Format      render.Format
+	ContentType string
+}
+
+// ImageFormats returns the image formats of the charts, the default first.
+func ImageFormats() []ImageFormat {
+	return []ImageFormat{{render.SVG, "image/svg+xml"}, {render.PNG, "image/png"}}
+}
+
+// ContentType is the HTTP content type of an output format: a text format
+// (Formats) or an image format (ImageFormats); "" for none.
+func ContentType(name string) string {
+	for _, f := range Formats() {
+		if f.Name == name {
+			return f.ContentType
+		}
+	}
+	for _, f := range ImageFormats() {
+		if string(f.Format) == name {
+			return f.ContentType
+		}
 	}
 	return ""
 }
@@ -64,44 +157,66 @@ type ChartKind struct {
 	Input   Input
 	// PerRank says that the chart shows one rank (ChartRequest.Rank).
 	PerRank bool
+	// draw draws the chart of a run (Input FromReport or FromTrace);
+	// drawDiff the chart of a diff (FromDiff).
+	draw     func(*Run, ChartRequest) ([]byte, error)
+	drawDiff func(*diff.Diff, render.Format) ([]byte, error)
 }
 
 // ChartKinds returns every chart, the main one of a run first.
 func ChartKinds() []ChartKind {
 	return []ChartKind{
-		{"breakdown", "ms per decode step by bucket, with shares (mean over ranks)", FromReport, false},
-		{"steps", "kernel time per step by bucket, prefill marked (one rank)", FromReport, true},
-		{"ranks", "per rank, compute next to communication transfer and wait", FromReport, false},
-		{"timeline", "one step's kernels per stream on a time axis (one rank)", FromTrace, true},
-		{"bandwidth", "collective bus bandwidth per message size, against the link's peak", FromReport, false},
-		{"diff", "base vs head ms per step by bucket, with the delta", FromDiff, false},
+		{Name: "breakdown", Summary: "ms per decode step by bucket, with shares (mean over ranks)", Input: FromReport,
+			draw: func(run *Run, req ChartRequest) ([]byte, error) { return render.Breakdown(run.Report, req.Format) }},
+		{Name: "steps", Summary: "kernel time per step by bucket, prefill marked (one rank)", Input: FromReport, PerRank: true,
+			draw: func(run *Run, req ChartRequest) ([]byte, error) {
+				return render.Steps(run.Report, req.Rank, req.Format)
+			}},
+		{Name: "ranks", Summary: "per rank, compute next to communication transfer and wait", Input: FromReport,
+			draw: func(run *Run, req ChartRequest) ([]byte, error) { return render.Ranks(run.Report, req.Format) }},
+		{Name: "layers", Summary: "time per layer by bucket, outlier and irregular layers marked (one rank)", Input: FromReport, PerRank: true,
+			draw: func(run *Run, req ChartRequest) ([]byte, error) {
+				return render.Layers(run.Report, req.Rank, req.Format)
+			}},
+		{Name: "timeline", Summary: "one step's kernels per stream on a time axis (one rank)", Input: FromTrace, PerRank: true,
+			draw: (*Run).timeline},
+		{Name: "bandwidth", Summary: "collective bus bandwidth per message size, against the link's peak", Input: FromReport,
+			draw: func(run *Run, req ChartRequest) ([]byte, error) { return render.Bandwidth(run.Report, req.Format) }},
+		{Name: "diff", Summary: "base vs head ms per step by bucket, with the delta", Input: FromDiff,
+			drawDiff: render.Diff},
 	}
 }
 
 // RunChartKinds returns the names of the charts of one run, the main one
 // first.
 func RunChartKinds() []string {
+	return chartNames(func(k ChartKind) bool { return k.Input != FromDiff })
+}
+
+// DiffChartKinds returns the names of the charts of a diff.
+func DiffChartKinds() []string {
+	return chartNames(func(k ChartKind) bool { return k.Input == FromDiff })
+}
+
+// chartNames returns the names of the charts that keep says to.
+func chartNames(keep func(ChartKind) bool) []string {
 	var out []string
 	for _, k := range ChartKinds() {
-		if k.Input != FromDiff {
+		if keep(k) {
 			out = append(out, k.Name)
 		}
 	}
 	return out
 }
 
-// chartKind returns the kind named name.
-func chartKind(name string) (ChartKind, error) {
+// chartKind returns the kind named name among those that keep accepts.
+func chartKind(name string, keep func(ChartKind) bool, what string) (ChartKind, error) {
 	for _, k := range ChartKinds() {
-		if k.Name == name {
+		if k.Name == name && keep(k) {
 			return k, nil
 		}
 	}
-	var names []string
-	for _, k := range ChartKinds() {
-		names = append(names, k.Name)
-	}
-	return ChartKind{}, fmt.Errorf("unknown chart kind %q (want one of %s)", name, strings.Join(names, ", "))
+	return ChartKind{}, fmt.Errorf("unknown %s %q (want one of %s)", what, name, strings.Join(chartNames(keep), ", "))
 }
 
 // ChartRequest selects one chart of a run.
@@ -118,24 +233,26 @@ type ChartRequest struct {
 // Chart draws one chart of the run. A chart drawn from the traces needs
 // run.Set.
 func (run *Run) Chart(req ChartRequest) ([]byte, error) {
-	k, err := chartKind(req.Kind)
+	k, err := chartKind(req.Kind, func(k ChartKind) bool { return k.draw != nil }, "chart kind of a run")
 	if err != nil {
 		return nil, err
 	}
-	r := run.Report
-	switch k.Name {
-	case "breakdown":
-		return render.Breakdown(r, req.Format)
-	case "steps":
-		return render.Steps(r, req.Rank, req.Format)
-	case "ranks":
-		return render.Ranks(r, req.Format)
-	case "timeline":
-		return run.timeline(req)
-	case "bandwidth":
-		return render.Bandwidth(r, req.Format)
+	return k.draw(run, req)
+}
+
+// DiffChart draws the chart of a diff named kind.
+func DiffChart(d *diff.Diff, kind string, f render.Format) ([]byte, error) {
+	k, err := chartKind(kind, func(k ChartKind) bool { return k.drawDiff != nil }, "chart kind of a diff")
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("chart %s: drawn from a diff, not from one run (see DiffChart)", k.Name)
+	return k.drawDiff(d, f)
+}
+
+// IsChartKind says whether name is a chart of one run.
+func IsChartKind(name string) bool {
+	_, err := chartKind(name, func(k ChartKind) bool { return k.draw != nil }, "")
+	return err == nil
 }
 
 // timeline draws the kernels of one step of one rank.
@@ -170,9 +287,6 @@ func (run *Run) TimelineInput(rank, step int) (*render.TimelineInput, error) {
 	return in, nil
 }
 
-// DiffChart draws the chart of a diff.
-func DiffChart(d *diff.Diff, f render.Format) ([]byte, error) { return render.Diff(d, f) }
-
 // Compare diffs two runs' reports, with the headline as render words it.
 func Compare(base, head *analyze.Report, opt diff.Options) (*diff.Diff, error) {
 	d, err := diff.Compare(base, head, opt)
@@ -182,6 +296,3 @@ func Compare(base, head *analyze.Report, opt diff.Options) (*diff.Diff, error) {
 	d.Headline = render.DiffHeadlineText(d)
 	return d, nil
 }
-
-// IsChartKind says whether name is a chart of one run.
-func IsChartKind(name string) bool { return slices.Contains(RunChartKinds(), name) }

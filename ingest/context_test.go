@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"kinetoscope/internal/testkit"
 	"strings"
 	"testing"
-
-	"kinetoscope/sampletraces"
 )
 
 // endlessEvents is a trace whose traceEvents never end; it cancels its
@@ -49,7 +48,7 @@ func TestReadStopsWhenContextDone(t *testing.T) {
 }
 
 func TestOpenCancelled(t *testing.T) {
-	dir := sampletraces.Must(t)(sampletraces.RealDir("eager"))
+	dir := testkit.Real(t, "eager")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	set, err := Open(dir, Options{Context: ctx})

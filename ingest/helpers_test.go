@@ -1,25 +1,23 @@
 package ingest
 
 import (
-	"bytes"
-	"compress/gzip"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"kinetoscope/internal/testkit"
 	"kinetoscope/sampletraces"
 )
 
 // publicDir returns the directory of the public traces.
 func publicDir(t testing.TB) string {
 	t.Helper()
-	return sampletraces.Must(t)(sampletraces.PublicDir())
+	return testkit.PublicDir(t)
 }
 
 // publicTrace returns the path of the public trace name.
 func publicTrace(t testing.TB, name string) string {
 	t.Helper()
-	return sampletraces.Must(t)(sampletraces.Public(name))
+	return testkit.Public(t, name)
 }
 
 // publicTraces returns the paths of the public traces.
@@ -47,20 +45,4 @@ func realTraces(t testing.TB, variant string) []string {
 }
 
 // gunzipFile returns the JSON text of a gzipped trace file.
-func gunzipFile(t testing.TB, path string) []byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if _, err := b.ReadFrom(zr); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
+func gunzipFile(t testing.TB, path string) []byte { return testkit.Gunzip(t, path) }

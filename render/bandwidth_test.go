@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"image/png"
+	"io"
 	"strings"
 	"testing"
 
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
+	"kinetoscope/internal/testkit"
 	"kinetoscope/internal/testkit/reports"
-	"kinetoscope/sampletraces"
 	"kinetoscope/sampletraces/synth"
 )
 
@@ -48,11 +49,11 @@ func rowOf(t *testing.T, r *analyze.Report, phase string, b analyze.BucketID, by
 // prefill AllReduce with its figures, and the decode AllReduces without
 // sizes.
 func TestBandwidthTable(t *testing.T) {
-	r := analyzeRun(t, sampletraces.Must(t)(sampletraces.RealDir("cudagraph")))
+	r := analyzeRun(t, testkit.Real(t, "cudagraph"))
 	ar := rowOf(t, r, analyze.PhasePrefill, analyze.AllReduce, 4<<20)
-	for _, format := range []string{"table", "markdown"} {
+	for format, write := range map[string]func(io.Writer, *analyze.Report) error{"table": WriteReportText, "markdown": WriteReportMarkdown} {
 		var b bytes.Buffer
-		if err := WriteReport(&b, r, format); err != nil {
+		if err := write(&b, r); err != nil {
 			t.Fatal(err)
 		}
 		out := strings.ReplaceAll(b.String(), `\_`, "_")
@@ -82,7 +83,7 @@ func TestBandwidthTableNoPeak(t *testing.T) {
 		Grouped: true, Calls: 40, CallsPerStep: 5, KernelUSPerCall: 50, Basis: analyze.BasisKernel, AlgBW: 31.4, BusFactor: 1, BusBW: 31.4,
 	}}}
 	var b bytes.Buffer
-	if err := WriteReport(&b, r, "table"); err != nil {
+	if err := WriteReportText(&b, r); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"Link peak: none known (no link known for GPU \"Tesla V100\"); no share of peak is given.",
@@ -102,7 +103,7 @@ func TestBandwidthTableNoPeak(t *testing.T) {
 // synthetic run: the peak line, each point's label, the group size, the
 // collectives without sizes under the chart, and a PNG twice the SVG.
 func TestBandwidthChart(t *testing.T) {
-	cg := analyzeRun(t, sampletraces.Must(t)(sampletraces.RealDir("cudagraph")))
+	cg := analyzeRun(t, testkit.Real(t, "cudagraph"))
 	s8 := synth8(t)
 	ar := rowOf(t, cg, analyze.PhasePrefill, analyze.AllReduce, 4<<20)
 	cases := []struct {
@@ -162,14 +163,14 @@ func TestBandwidthChartErrors(t *testing.T) {
 // lists the decode AllReduce with the base's figure and the head's
 // missing sizes, and the AllGather's change.
 func TestDiffBandwidthTable(t *testing.T) {
-	base := analyzeRun(t, sampletraces.Must(t)(sampletraces.RealDir("eager")))
-	head := analyzeRun(t, sampletraces.Must(t)(sampletraces.RealDir("cudagraph")))
+	base := analyzeRun(t, testkit.Real(t, "eager"))
+	head := analyzeRun(t, testkit.Real(t, "cudagraph"))
 	d, err := diff.Compare(base, head, diff.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := WriteDiff(&b, d, "table"); err != nil {
+	if err := WriteDiffText(&b, d); err != nil {
 		t.Fatal(err)
 	}
 	ag := rowOf(t, head, analyze.PhaseDecode, analyze.AllGather, 1026048)

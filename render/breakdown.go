@@ -20,7 +20,7 @@ func Breakdown(r *analyze.Report, f Format) ([]byte, error) {
 	}
 	a := aggregatePhase(r)
 	if a.Ranks == 0 || len(a.Rows) == 0 {
-		return nil, errors.New("breakdown chart: no kernel time in any step")
+		return nil, noData("breakdown chart: no kernel time in any step")
 	}
 	title := fmt.Sprintf("Where %s time goes: ms per %s by bucket\n%s, %s; labels: ms/step · %% of %skernel time",
 		phaseTitle(a.Phase), stepName(a.Phase), a.ranksText(r), a.stepsText(), phaseAdj(a.Phase))

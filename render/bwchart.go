@@ -1,7 +1,6 @@
 package render
 
 import (
-	"errors"
 	"fmt"
 	"image/color"
 	"math"
@@ -28,7 +27,7 @@ const bwChartHeight = vg.Length(460)
 // Collectives without recorded sizes are listed under the chart.
 func Bandwidth(r *analyze.Report, f Format) ([]byte, error) {
 	if r == nil || r.Bandwidth == nil || len(r.Bandwidth.Rows) == 0 {
-		return nil, errors.New("bandwidth chart: no collective kernels in any step")
+		return nil, noData("bandwidth chart: no collective kernels in any step")
 	}
 	b := r.Bandwidth
 	var pts []bwPoint

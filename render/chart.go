@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image/color"
 	"image/png"
@@ -204,3 +205,18 @@ func svgFontFallback(svg []byte) []byte {
 func clampHeight(h vg.Length) vg.Length {
 	return min(max(h, minHeight), maxHeight)
 }
+
+// ErrNoData is what the error of a chart that has nothing to draw for the
+// run matches (errors.Is): a bandwidth chart of a run without collectives,
+// say. The service answers it as not found, not as its own failure.
+var ErrNoData = errors.New("nothing to draw")
+
+// noDataError is a chart's nothing-to-draw error: its message, matching
+// ErrNoData.
+type noDataError struct{ msg string }
+
+func (e *noDataError) Error() string        { return e.msg }
+func (e *noDataError) Is(target error) bool { return target == ErrNoData }
+
+// noData returns a nothing-to-draw error with the message msg.
+func noData(msg string) error { return &noDataError{msg} }

@@ -19,7 +19,7 @@ func TestBandwidthCSV(t *testing.T) {
 			t.Fatalf("%s: no bandwidth rows", name)
 		}
 		var buf bytes.Buffer
-		if err := WriteReport(&buf, r, "csv-bandwidth"); err != nil {
+		if err := WriteBandwidthCSV(&buf, r); err != nil {
 			t.Fatal(err)
 		}
 		recs, err := csv.NewReader(&buf).ReadAll()

@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"io"
 	"math"
 
 	"kinetoscope/analyze/diff"
@@ -10,31 +9,6 @@ import (
 
 // diffKernelRows is how many kernels each kernel table of a diff lists.
 const diffKernelRows = 15
-
-// DiffFormats returns the formats WriteDiff accepts.
-func DiffFormats() []string { return []string{"table", "markdown", "json"} }
-
-// WriteDiff writes a comparison of two runs to w in format:
-//
-//   - table: aligned plain text, the headline first, then the step figures,
-//     buckets ordered by the size of their change, transfer and wait,
-//     kernels changed, added and removed, metadata and warnings.
-//   - markdown: the same content as GitHub-flavoured Markdown.
-//   - json: the Diff itself, indented (the diff JSON contract).
-func WriteDiff(w io.Writer, d *diff.Diff, format string) error {
-	if d == nil {
-		return fmt.Errorf("write diff: no diff")
-	}
-	switch format {
-	case "table", "text", "":
-		return writeText(w, diffBlocks(d))
-	case "markdown", "md":
-		return writeMarkdown(w, diffBlocks(d))
-	case "json":
-		return writeJSON(w, d)
-	}
-	return fmt.Errorf("write diff: unknown format %q (want one of %v)", format, DiffFormats())
-}
 
 // diffBlocks lays out a diff as paragraphs and tables.
 func diffBlocks(d *diff.Diff) []block {
@@ -52,6 +26,7 @@ func diffBlocks(d *diff.Diff) []block {
 			block{Table: diffCommTable(d.Comm)})
 	}
 	bs = append(bs, diffBandwidthBlocks(d)...)
+	bs = append(bs, diffLayerBlocks(d)...)
 	bs = append(bs, diffKernelBlocks(&d.Kernels)...)
 	bs = append(bs, block{Heading: "Metadata", Level: 2}, block{Table: diffMetaTable(d.Metadata)})
 	if len(d.Warnings) > 0 {

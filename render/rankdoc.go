@@ -20,11 +20,12 @@ func rankBlocks(r *analyze.Report, rk *analyze.Rank) []block {
 	bs = append(bs,
 		block{Heading: fmt.Sprintf("Buckets (%s steps; %% kernel = share of %skernel time, %% span = share of %sstep span)", pv.Name, phaseAdj(pv.Name), phaseAdj(pv.Name)), Level: 3},
 		block{Table: bucketTable(rows, pv.Phase)},
-		block{Lines: nonEmpty(groupLine(rows, pv), SpanOverlapNote(pv.Phase))},
+		block{Lines: nonEmpty(groupLine(rows, pv), SpanOverlapNote(pv.Phase), streamOverlapNote(rk, pv))},
 		block{Heading: "Communication: transfer and wait", Level: 3},
 	)
 	bs = append(bs, commBlock(r, pv))
 	bs = append(bs, kernelBlocks(r.Buckets, rk, pv)...)
+	bs = append(bs, layerBlocks(r.Buckets, rk, pv)...)
 	var notes []string
 	notes = append(notes, launchText(rk.LaunchDelay, rk.GraphLaunchDelay))
 	if rk.Outside.Count > 0 {

@@ -39,7 +39,7 @@ func Ranks(r *analyze.Report, f Format) ([]byte, error) {
 		hb.row(y, rankTick(r, rk))
 	}
 	if len(hb.bars) == 0 {
-		return nil, errors.New("ranks chart: no kernel time in any step")
+		return nil, noData("ranks chart: no kernel time in any step")
 	}
 	title := fmt.Sprintf("Kernel time per %s by rank: compute next to communication\n%s per rank", stepName(a.Phase), a.stepsText())
 	p := hb.plot(title, a.Phase, 10, chartWidth-legendWidth-60)

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -56,7 +55,7 @@ const (
 // shaded in the upper view.
 func Timeline(in *TimelineInput, f Format) ([]byte, error) {
 	if in == nil || len(in.Kernels) == 0 {
-		return nil, errors.New("timeline chart: the step has no kernels")
+		return nil, noData("timeline chart: the step has no kernels")
 	}
 	streams := streamRows(in.Kernels)
 	bars, present, end := kernelBoxes(in, streams)

@@ -3,12 +3,16 @@ package render
 import (
 	"bytes"
 	"encoding/csv"
+	"io"
 	"strings"
 	"testing"
 
 	json "github.com/goccy/go-json"
 
 	"kinetoscope/analyze"
+	"kinetoscope/analyze/diff"
+	"kinetoscope/internal/testkit"
+	"kinetoscope/internal/testkit/reports"
 )
 
 func TestHeadlineText(t *testing.T) {
@@ -45,12 +49,12 @@ func TestHeadlineText(t *testing.T) {
 func TestWriteReportText(t *testing.T) {
 	tests := []struct {
 		name   string
-		format string
+		write  func(io.Writer, *analyze.Report) error
 		ranks  int
 		want   []string
 		absent []string
 	}{
-		{"table 2 ranks", "table", 2, []string{
+		{"table 2 ranks", WriteReportText, 2, []string{
 			"AllReduce leads decode kernel time: 53.3%, 11.25 ms/step, 122 calls/step (2 ranks, 32 decode steps)",
 			"Ranks side by side",
 			"Straggler: rank 1",
@@ -60,13 +64,13 @@ func TestWriteReportText(t *testing.T) {
 			"Launch delay (CPU launch to kernel start, eager launches): 1000 launches, p50 12.5 us, p99 80.0 us.",
 			"Prefill: 1 step",
 		}, []string{"single rank"}},
-		{"table 1 rank", "table", 1, []string{"Single rank: transfer and wait cannot be told apart from one rank."}, []string{"Ranks side by side", "Straggler"}},
-		{"markdown", "markdown", 2, []string{"# Kinetoscope report: fake/run", "| bucket | group | ms/step |", "|---|---|---:|", "my\\_custom\\_kernel&lt;float, 128>"}, nil},
+		{"table 1 rank", WriteReportText, 1, []string{"Single rank: transfer and wait cannot be told apart from one rank."}, []string{"Ranks side by side", "Straggler"}},
+		{"markdown", WriteReportMarkdown, 2, []string{"# Kinetoscope report: fake/run", "| bucket | group | ms/step |", "|---|---|---:|", "my\\_custom\\_kernel&lt;float, 128>"}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := WriteReport(&b, fakeReport(tc.ranks, 32, 61), tc.format); err != nil {
+			if err := tc.write(&b, fakeReport(tc.ranks, 32, 61)); err != nil {
 				t.Fatal(err)
 			}
 			out := b.String()
@@ -87,7 +91,7 @@ func TestWriteReportText(t *testing.T) {
 func TestWriteReportBucketFigures(t *testing.T) {
 	r := fakeReport(1, 4, 10)
 	var b bytes.Buffer
-	if err := WriteReport(&b, r, "table"); err != nil {
+	if err := WriteReportText(&b, r); err != nil {
 		t.Fatal(err)
 	}
 	// Every bucket row carries the phase's own figures.
@@ -109,15 +113,16 @@ func TestWriteReportCSV(t *testing.T) {
 	r := fakeReport(2, 3, 5)
 	tests := []struct {
 		format string
+		write  func(io.Writer, *analyze.Report) error
 		rows   int // data rows
 		header []string
 	}{
-		{"csv", 2 * 4 * len(fakeDecode), stepsHeader},
-		{"csv-summary", 2 * 2 * len(fakeDecode), summaryHeader},
+		{"csv", WriteStepsCSV, 2 * 4 * len(fakeDecode), stepsHeader},
+		{"csv-summary", WriteSummaryCSV, 2 * 2 * len(fakeDecode), summaryHeader},
 	}
 	for _, tc := range tests {
 		var b bytes.Buffer
-		if err := WriteReport(&b, r, tc.format); err != nil {
+		if err := tc.write(&b, r); err != nil {
 			t.Fatal(err)
 		}
 		recs, err := csv.NewReader(&b).ReadAll()
@@ -136,7 +141,7 @@ func TestWriteReportCSV(t *testing.T) {
 func TestWriteReportJSONRoundTrip(t *testing.T) {
 	r := fakeReport(2, 3, 5)
 	var b bytes.Buffer
-	if err := WriteReport(&b, r, "json"); err != nil {
+	if err := WriteReportJSON(&b, r); err != nil {
 		t.Fatal(err)
 	}
 	var back analyze.Report
@@ -151,22 +156,17 @@ func TestWriteReportJSONRoundTrip(t *testing.T) {
 	}
 }
 
-func TestWriteReportErrors(t *testing.T) {
-	var b bytes.Buffer
-	if err := WriteReport(&b, fakeReport(1, 1, 1), "xml"); err == nil || !strings.Contains(err.Error(), `"xml"`) {
-		t.Errorf("unknown format: err = %v", err)
+// TestWritersNil: every writer refuses nothing to write.
+func TestWritersNil(t *testing.T) {
+	for i, w := range []func(io.Writer, *analyze.Report) error{WriteReportText, WriteReportMarkdown,
+		WriteReportJSON, WriteStepsCSV, WriteSummaryCSV, WriteBandwidthCSV, WriteLayersCSV, WriteSlotsCSV} {
+		if err := w(io.Discard, nil); err == nil {
+			t.Errorf("report writer %d: nil report, no error", i)
+		}
 	}
-	if err := WriteReport(&b, nil, "table"); err == nil {
-		t.Error("nil report: no error")
-	}
-}
-
-func TestWriteReportEmpty(t *testing.T) {
-	r := &analyze.Report{Ranks: []analyze.Rank{{Rank: -1}}}
-	for _, f := range ReportFormats() {
-		var b bytes.Buffer
-		if err := WriteReport(&b, r, f); err != nil {
-			t.Errorf("%s: %v", f, err)
+	for i, w := range []func(io.Writer, *diff.Diff) error{WriteDiffText, WriteDiffMarkdown, WriteDiffJSON} {
+		if err := w(io.Discard, nil); err == nil {
+			t.Errorf("diff writer %d: nil diff, no error", i)
 		}
 	}
 }
@@ -186,5 +186,37 @@ func TestHeadlineBandwidth(t *testing.T) {
 	want := "Decode step 6.33 ms (p50 6.03 ms), GPU busy 40.0% of it; AllReduce leads decode kernel time: 68.5%, 1.86 ms/step, 8 calls/step; at 32 KiB it reaches 3.04 GB/s bus bandwidth, 4.8% of PCIe Gen5 x16 (2 ranks, 32 decode steps)"
 	if got := HeadlineText(r); got != want {
 		t.Errorf("HeadlineText = %q, want %q", got, want)
+	}
+}
+
+// TestLayersCSV: csv-layers has a row per rank, phase, layer and bucket of
+// the fold, csv-slots a row per slot, on the real MoE sample.
+func TestLayersCSV(t *testing.T) {
+	r := reports.Of(t, testkit.Real(t, "moe"))
+	var layerRows, slotRows int
+	for _, rk := range r.Ranks {
+		for _, lf := range rk.Layers {
+			slotRows += len(lf.Slots)
+			for _, l := range lf.PerLayer {
+				layerRows += len(l.Buckets)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		write  func(io.Writer, *analyze.Report) error
+		header []string
+		rows   int
+	}{{WriteLayersCSV, layersHeader, layerRows}, {WriteSlotsCSV, slotsHeader, slotRows}} {
+		var b bytes.Buffer
+		if err := tc.write(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(&b).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.rows == 0 || len(recs)-1 != tc.rows || strings.Join(recs[0], ",") != strings.Join(tc.header, ",") {
+			t.Errorf("%v: %d rows, want %d; header %v", tc.header[3], len(recs)-1, tc.rows, recs[0])
+		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"testing"
 )
 
 // ReadJSON decodes the JSON file at path into v with encoding/json, and
@@ -35,17 +34,3 @@ func ReadJSON(path string, v any) error {
 	return nil
 }
 
-// Must returns a function that hands back a path found by one of this
-// package's locators, or ends the test tb with the locator's error, so a
-// missing sample trace fails a test instead of skipping it:
-//
-//	path := sampletraces.Must(t)(sampletraces.Public(name))
-func Must(tb testing.TB) func(path string, err error) string {
-	return func(path string, err error) string {
-		tb.Helper()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return path
-	}
-}

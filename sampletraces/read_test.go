@@ -44,23 +44,3 @@ func TestReadJSON(t *testing.T) {
 		}
 	}
 }
-
-// fatalTB records Fatal instead of ending the test.
-type fatalTB struct {
-	testing.TB
-	failed bool
-}
-
-func (f *fatalTB) Helper()           {}
-func (f *fatalTB) Fatal(args ...any) { f.failed = true }
-
-func TestMust(t *testing.T) {
-	tb := &fatalTB{TB: t}
-	if got := Must(tb)("a/path", nil); got != "a/path" || tb.failed {
-		t.Errorf("Must with no error: %q, failed %v", got, tb.failed)
-	}
-	Must(tb)(Public("no-such-trace.json.gz"))
-	if !tb.failed {
-		t.Error("Must did not fail the test on a missing trace")
-	}
-}

@@ -59,6 +59,7 @@ func compare(base, head *analyze.Report, opt Options) (*Diff, error) {
 	}
 	d.Comm = compareComm(b.samples, h.samples)
 	d.Bandwidth = compareBandwidth(base, head, d.Phase)
+	d.Layers = compareLayers(t, b.ranks, h.ranks, d.Phase)
 	d.LaunchDelay = compareLaunchDelay(b.ranks, h.ranks)
 	d.Metadata = metadata(b, h)
 	return d, nil

@@ -37,7 +37,9 @@ type File struct {
 	Name   string `json:"name"`   // the uploaded name, cleaned
 	SHA256 string `json:"sha256"` // hex content hash: the blob key
 	Size   int64  `json:"size"`
-	Kind   string `json:"kind"` // json, gzip, tar, tar.gz or zip
+	// Format is the file's format as ingest names it (ingest.Source.Format):
+	// json, gzip, tar, tar.gz or zip; "kind" in the JSON.
+	Format string `json:"kind"`
 }
 
 // Progress is how far a run's analysis has come.
@@ -46,6 +48,13 @@ type Progress struct {
 	Bytes      int64  `json:"bytes_read"`  // bytes read so far
 	TotalBytes int64  `json:"bytes_total"` // the run's files' size
 	Events     int64  `json:"events"`
+	// Replica names the replica analysing the run (a team deployment:
+	// it writes its progress to the database every few seconds).
+	Replica string `json:"replica,omitempty"`
+	// Stalled, when set, says that the replica analysing the run stopped
+	// answering (its progress is no longer written), and what happens
+	// next; set by the server answering, never stored.
+	Stalled string `json:"stalled,omitempty"`
 }
 
 // Run is one uploaded profiling run.
@@ -57,8 +66,12 @@ type Run struct {
 	Progress Progress          `json:"progress"`
 	Error    string            `json:"error,omitempty"`
 	Files    []File            `json:"files"`
-	Created  time.Time         `json:"created"`
-	Updated  time.Time         `json:"updated"`
+	// Link is the link between the GPUs that the run's collective
+	// bandwidth is held against (analyze's Options.Link: nvlink4,
+	// pcie5x16, a GB/s figure); "" for the one the GPU name tells.
+	Link    string    `json:"link"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
 }
 
 // Size returns the total size of the run's files.
@@ -97,6 +110,10 @@ type Meta interface {
 	// Reports are written once: on a run already done it changes nothing
 	// and returns nil, and the first report stays.
 	SetReport(ctx context.Context, id string, report []byte, p Progress) error
+	// SetLink changes the link a run's bandwidth is held against (see
+	// Run.Link), whatever its status: its stored report stays as it was
+	// made. It returns ErrNotFound when no run has the id.
+	SetLink(ctx context.Context, id, link string) error
 	// Report returns the stored report JSON, or ErrNotFound.
 	Report(ctx context.Context, id string) ([]byte, error)
 	// Delete removes a run and returns the blob hashes that no run uses and
@@ -112,6 +129,19 @@ type Meta interface {
 	Hold(ctx context.Context, sha, holder string, expires time.Time) error
 	// Release ends every hold of holder.
 	Release(ctx context.Context, holder string) error
+	// StartAnalysis marks a queued or running run running with progress
+	// p and counts one more attempt at its analysis; it returns the
+	// attempts counted, 0 for a run already done or failed (nothing to
+	// do), or ErrNotFound. An attempt whose process died stays counted.
+	StartAnalysis(ctx context.Context, id string, p Progress) (attempts int, err error)
+	// HandBack returns a running run to the queue with progress p, and
+	// uncounts the attempt: its analysis was interrupted by a shutdown,
+	// not by the run.
+	HandBack(ctx context.Context, id string, p Progress) error
+	// Reset queues a done or failed run to be analysed again (its report
+	// and error dropped, its attempts zero), or returns ErrUnfinished for
+	// a run still queued or running, or ErrNotFound.
+	Reset(ctx context.Context, id string, p Progress) error
 	// Unfinished returns the ids of runs still queued or running, oldest
 	// first, so that they can be analysed again after a restart.
 	Unfinished(ctx context.Context) ([]string, error)

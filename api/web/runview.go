@@ -13,17 +13,24 @@ const topKernelRows = 15
 // runView is what the run page shows of a report.
 type runView struct {
 	Headline string
-	Ranks    *ranksView
-	Rank     *analyze.Rank // the selected rank
-	RankNum  int
-	Phase    string // decode, prefill or all steps
-	Buckets  []bucketRow
-	Total    bucketRow // the phase's kernel time per step over every bucket
+	// Missing names the ranks of the run without a trace (render's
+	// MissingRanksText); "" when every rank has one.
+	Missing string
+	Ranks   *ranksView
+	Rank    *analyze.Rank // the selected rank
+	RankNum int
+	Phase   string // decode, prefill or all steps
+	Buckets []bucketRow
+	Total   bucketRow // the phase's kernel time per step over every bucket
 	// Overlap explains a total share of the span over 100% (render's
 	// SpanOverlapNote); "" when there is none.
 	Overlap  string
 	Kernels  *kernelsView
 	Timeline *timelineView
+	// Layers is the fold into layers of the rank's shown phase, and
+	// LayerSummary its line (nil and "" when those steps did not fold).
+	Layers       *analyze.LayerFold
+	LayerSummary string
 }
 
 // bucketRow is one bucket of the selected rank's phase.
@@ -37,7 +44,7 @@ type bucketRow struct {
 // step of it for the timeline (the query's "step", else the slowest), and
 // lays out the tables.
 func newRunView(r *analyze.Report, rankQuery, stepQuery string) *runView {
-	v := &runView{Headline: render.HeadlineText(r)}
+	v := &runView{Headline: render.HeadlineText(r), Missing: render.MissingRanksText(r)}
 	if len(r.Ranks) == 0 {
 		return v
 	}
@@ -56,6 +63,9 @@ func newRunView(r *analyze.Report, rankQuery, stepQuery string) *runView {
 	v.Buckets, v.Total = phaseBuckets(r, ph)
 	v.Overlap = render.SpanOverlapNote(ph)
 	v.Kernels = newKernelsView(v.Rank, topKernelRows)
+	if v.Layers = render.ShownLayers(v.Rank); v.Layers != nil {
+		v.LayerSummary = render.LayerSummary(v.Layers)
+	}
 	v.Timeline = newTimelineView(r, v.Rank, v.Phase, stepQuery)
 	step := ""
 	if stepQuery != "" && v.Timeline != nil {

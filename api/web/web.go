@@ -37,9 +37,27 @@ type Backend interface {
 	// Diff compares the runs named by the query's base and head (with its
 	// rank and phase).
 	Diff(ctx context.Context, q url.Values) (*diff.Diff, error)
-	ChartKinds() []string
+	// Outputs lists the formats and charts the service offers.
+	Outputs() Outputs
 	// Watched lists the profile directories the server follows.
 	Watched() []WatchedDir
+}
+
+// Output is one format or chart the service offers: its name and what it
+// is.
+type Output struct {
+	Name    string
+	Summary string
+}
+
+// Outputs are the formats and charts the service offers, from the one
+// table of outputs (driver.Formats, driver.ChartKinds), main ones first;
+// the pages' menus and chart sections read them.
+type Outputs struct {
+	ReportFormats []Output
+	DiffFormats   []Output
+	RunCharts     []Output
+	DiffCharts    []Output
 }
 
 // Pages serves the web page.
@@ -146,11 +164,12 @@ func (p *Pages) run(c echo.Context) error {
 		return err
 	}
 	view := newRunView(rep, c.QueryParam("rank"), c.QueryParam("step"))
+	outs := p.b.Outputs()
 	hasKind := map[string]bool{}
-	for _, k := range p.b.ChartKinds() {
-		hasKind[k] = true
+	for _, k := range outs.RunCharts {
+		hasKind[k.Name] = true
 	}
-	data["Report"], data["View"], data["HasKind"] = rep, view, hasKind
+	data["Report"], data["View"], data["HasKind"], data["Formats"] = rep, view, hasKind, outs.ReportFormats
 	return p.render(c, http.StatusOK, "run", data)
 }
 
@@ -179,6 +198,8 @@ func (p *Pages) diff(c echo.Context) error {
 			data["View"] = newDiffView(d, q.Get("phase"))
 			data["Phase"] = d.Phase // the steps compared, which the menu shows
 			data["Query"] = template.URL(diffQuery(q).Encode())
+			outs := p.b.Outputs()
+			data["Formats"], data["Charts"] = outs.DiffFormats, outs.DiffCharts
 		}
 	}
 	return p.render(c, http.StatusOK, "diff", data)

@@ -11,14 +11,18 @@ import (
 )
 
 // analyzeUsage is the analyze command's synopsis.
-const analyzeUsage = `usage: kinetoscope analyze PATH... [--format table|json|markdown|csv|csv-summary|csv-bandwidth] [--rules FILE] [--step-regex RE] [--rank N] [--link L]
+func analyzeUsage() string {
+	return `usage: kinetoscope analyze PATH... [--format ` + reportFormatList() + `] [--rules FILE] [--step-regex RE] [--rank N] [--link L]
 
 Classifies every GPU kernel into buckets (AllReduce, GEMM, attention, ...),
 cuts each rank's trace into engine steps (prefill / decode, CUDA-graph
 aware) and reports where decode time goes, headline first. PATH is a trace
 file, a profile directory or an archive (tar, tar.gz, zip); several PATHs
 (rank files given one by one) are one run.
-`
+
+formats:
+` + formatLines(driver.ReportFormats())
+}
 
 // analyzeArgs are the analyze command's parsed arguments.
 type analyzeArgs struct {
@@ -64,11 +68,12 @@ func readOptions(stderr io.Writer) (opt driver.Options, done func()) {
 // parseAnalyzeArgs parses flags given before or after the path.
 func parseAnalyzeArgs(args []string, stderr io.Writer) (analyzeArgs, error) {
 	a := analyzeArgs{rank: -1}
-	fs := newFlagSet("analyze", analyzeUsage, stderr)
+	fs := newFlagSet("analyze", analyzeUsage(), stderr)
 	fs.StringVar(&a.format, "format", "table", "output format: "+strings.Join(driver.ReportFormats(), ", "))
 	fs.StringVar(&a.opt.RulesFile, "rules", "", "YAML file of classification rules tried before the built-in ones")
 	fs.StringVar(&a.opt.StepRegex, "step-regex", "", "RE2 regex: CPU annotations whose name matches start a step (overrides built-in step markers)")
 	linkFlag(fs, &a.opt.Link)
+	fs.Float64Var(&a.opt.OtherThreshold, "other-threshold", analyze.DefaultOtherThreshold, "percent of decode kernel time left unclassified (bucket Other) above which the headline says the rules miss kernels")
 	fs.Func("rank", "show this rank's sections only (the run is still analysed, and aligned, across every rank)", intFlag(&a.rank))
 	paths, err := parseInterspersed(fs, args)
 	if err != nil {

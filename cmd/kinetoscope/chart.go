@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,19 +18,15 @@ import (
 )
 
 // chartUsage is the chart command's synopsis.
-const chartUsage = `usage: kinetoscope chart PATH --kind breakdown|steps|ranks|timeline|bandwidth [-o FILE.svg|.png] [--rank N] [--step N] [--link L]
-       kinetoscope chart BASE HEAD --kind diff [-o FILE.svg|.png] [--reports]
+func chartUsage() string {
+	return `usage: kinetoscope chart PATH --kind ` + runChartList() + ` [-o ` + imageFormatList() + `] [--rank N] [--step N] [--link L]
+       kinetoscope chart BASE HEAD --kind ` + strings.Join(driver.DiffChartKinds(), "|") + ` [-o ` + imageFormatList() + `] [--reports]
 
-Draws one chart of an analysed run:
-  breakdown  ms per decode step by bucket, with shares (mean over ranks)
-  steps      kernel time per step by bucket, prefill marked (one rank)
-  ranks      per rank, compute next to communication transfer and wait
-  timeline   one step's kernels per stream on a time axis (one rank)
-  bandwidth  collective bus bandwidth per message size, against the link's peak
-  diff       base vs head ms per step by bucket, with the delta
-PATH is a trace file, a profile directory or an archive. The image format
+Draws one chart of an analysed run, or of the diff of two:
+` + chartLines() + `PATH is a trace file, a profile directory or an archive. The image format
 follows the -o extension (default SVG on stdout).
 `
+}
 
 // chartArgs are the chart command's parsed arguments.
 type chartArgs struct {
@@ -79,7 +76,7 @@ func runChart(args []string, stdout, stderr io.Writer) error {
 
 // drawChart loads what the kind needs and draws it.
 func drawChart(a chartArgs, f render.Format) ([]byte, error) {
-	if a.kind == "diff" {
+	if isDiffChart(a.kind) {
 		opt := diff.Options{}
 		if a.rank >= 0 { // FirstRank (no --rank): a diff pools all ranks
 			opt.Rank = &a.rank
@@ -88,7 +85,7 @@ func drawChart(a chartArgs, f render.Format) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return driver.DiffChart(d, f)
+		return driver.DiffChart(d, a.kind, f)
 	}
 	opt, done := readOptions(os.Stderr)
 	opt.Analyze = analyze.Options{Link: a.link}
@@ -118,7 +115,7 @@ func chartFormat(a chartArgs) (render.Format, error) {
 // parseChartArgs parses flags given before, between or after the paths.
 func parseChartArgs(args []string, stderr io.Writer) (chartArgs, error) {
 	a := chartArgs{rank: render.FirstRank, step: render.SlowestStep}
-	fs := newFlagSet("chart", chartUsage, stderr)
+	fs := newFlagSet("chart", chartUsage(), stderr)
 	fs.StringVar(&a.kind, "kind", "breakdown", "chart: "+strings.Join(chartKinds(), ", "))
 	fs.StringVar(&a.out, "o", "", "output file, .svg or .png (default: SVG on stdout)")
 	fs.StringVar(&a.format, "format", "", "image format, svg or png (default: from -o)")
@@ -139,7 +136,7 @@ func checkChartArgs(a chartArgs, fs *flag.FlagSet) error {
 		return err
 	}
 	want := 1
-	if a.kind == "diff" {
+	if isDiffChart(a.kind) {
 		want = 2
 	}
 	if len(a.paths) != want {
@@ -148,6 +145,9 @@ func checkChartArgs(a chartArgs, fs *flag.FlagSet) error {
 	}
 	return nil
 }
+
+// isDiffChart says whether kind is drawn from the diff of two runs.
+func isDiffChart(kind string) bool { return slices.Contains(driver.DiffChartKinds(), kind) }
 
 // intFlag parses a non-negative integer flag into p.
 func intFlag(p *int) func(string) error {

@@ -12,7 +12,8 @@ import (
 )
 
 // diffUsage is the diff command's synopsis.
-const diffUsage = `usage: kinetoscope diff BASE HEAD [--format table|json|markdown] [--rank N] [--phase decode|prefill|all] [--reports] [--link L]
+func diffUsage() string {
+	return `usage: kinetoscope diff BASE HEAD [--format ` + diffFormatList() + `] [--rank N] [--phase ` + strings.Join(diff.Phases(), "|") + `] [--reports] [--link L]
 
 Compares two profiling runs bucket by bucket: step span, time and calls per
 step per bucket, kernels present in one run only, launch delay, metadata.
@@ -20,7 +21,10 @@ Each change in step time and bucket time is tested against run-to-run noise
 (bootstrap confidence interval of the difference of means over the steps).
 BASE and HEAD are trace files, profile directories or archives; with
 --reports they are JSON reports written by 'kinetoscope analyze --format json'.
-`
+
+formats:
+` + formatLines(driver.DiffFormats())
+}
 
 // diffArgs are the diff command's parsed arguments.
 type diffArgs struct {
@@ -60,7 +64,7 @@ func comparePaths(base, head string, reports bool, opt diff.Options, aopt analyz
 // parseDiffArgs parses flags given before, between or after the two paths.
 func parseDiffArgs(args []string, stderr io.Writer) (diffArgs, error) {
 	var a diffArgs
-	fs := newFlagSet("diff", diffUsage, stderr)
+	fs := newFlagSet("diff", diffUsage(), stderr)
 	fs.StringVar(&a.format, "format", "table", "output format: "+strings.Join(driver.DiffFormats(), ", "))
 	fs.StringVar(&a.opt.Phase, "phase", "decode", "steps compared: "+strings.Join(diff.Phases(), ", "))
 	fs.BoolVar(&a.reports, "reports", false, "BASE and HEAD are JSON reports from 'kinetoscope analyze --format json'")

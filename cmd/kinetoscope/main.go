@@ -10,6 +10,10 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
+
+	"kinetoscope/driver"
+	"kinetoscope/ingest"
 )
 
 // verb is one subcommand.
@@ -22,8 +26,8 @@ type verb struct {
 func verbs() map[string]verb {
 	return map[string]verb{
 		"inspect": {"show what each trace file holds (rank, events by category, warnings)", runInspect},
-		"analyze": {"per-step breakdown of GPU time by bucket (table, json, markdown, csv)", runAnalyze},
-		"chart":   {"draw a chart (breakdown, steps, ranks, diff, timeline) as SVG or PNG", runChart},
+		"analyze": {"per-step breakdown of GPU time by bucket (" + strings.Join(driver.ReportFormats(), ", ") + ")", runAnalyze},
+		"chart":   {"draw a chart (" + strings.Join(chartKinds(), ", ") + ") as SVG or PNG", runChart},
 		"diff":    {"compare two runs bucket by bucket, with a noise test", runDiff},
 		"serve":   {"start the REST service and web page", runServe},
 		"synth":   {"write a synthetic vLLM-style multi-rank trace of any size", runSynth},
@@ -58,9 +62,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		fmt.Fprintf(stderr, "kinetoscope %s: %v\n", args[0], err)
-		return 1
+		return errorCode(err)
 	}
 	return 0
+}
+
+// errorCode is the exit code of a command that failed with err: 2 when
+// the input given cannot be one run (two files claim one rank), as for a
+// usage error; else 1.
+func errorCode(err error) int {
+	var dup *ingest.DuplicateRankError
+	if errors.As(err, &dup) {
+		return 2
+	}
+	return 1
 }
 
 func usage(w io.Writer, vs map[string]verb) {

@@ -12,22 +12,35 @@ import (
 	"strings"
 	"testing"
 
+	"kinetoscope/driver"
 	"kinetoscope/internal/testkit"
 	"kinetoscope/sampletraces"
 )
 
-// updateOutputs rewrites testdata/outputs.sha256 from the outputs of the
-// code as it is: run it before a change that must keep every output, and
-// the test then holds the change to them.
-var updateOutputs = flag.Bool("update-outputs", false, "rewrite testdata/outputs.sha256")
+// updateOutputs rewrites the expected outputs (testdata/outputs/ and
+// testdata/outputs.sha256) from the outputs of the code as it is: run it
+// after a change, and `git diff cmd/kinetoscope/testdata` shows every
+// output the change altered, line by line.
+var updateOutputs = flag.Bool("update-outputs", false, "rewrite testdata/outputs/ and testdata/outputs.sha256")
 
-const outputsFile = "testdata/outputs.sha256"
+// The expected outputs: text outputs (reports, diffs) as files of their own
+// in outputsDir, so that a change shows as a text diff; images (charts),
+// whose bytes do not read as text, as SHA-256 sums in imagesFile.
+const (
+	outputsDir = "testdata/outputs"
+	imagesFile = "testdata/outputs.sha256"
+)
 
-// outputCase is one command whose standard output is hashed.
+// outputCase is one command whose standard output is compared.
 type outputCase struct {
 	name string
 	args []string
+	// image says the output is a chart, compared by its SHA-256.
+	image bool
 }
+
+// file is the name of the case's expected-output file in outputsDir.
+func (c outputCase) file() string { return strings.ReplaceAll(c.name, " ", "_") + ".txt" }
 
 // outputCases lists every report format, chart kind and diff of every
 // real sample and every public trace with GPU events.
@@ -62,11 +75,11 @@ func outputCases(t *testing.T) []outputCase {
 	var cs []outputCase
 	for _, p := range runs {
 		id := filepath.Base(p)
-		for _, f := range []string{"table", "json", "markdown", "csv", "csv-summary", "csv-bandwidth"} {
-			cs = append(cs, outputCase{id + " analyze " + f, []string{"analyze", "--format", f, p}})
+		for _, f := range driver.ReportFormats() {
+			cs = append(cs, outputCase{id + " analyze " + f, []string{"analyze", "--format", f, p}, false})
 		}
-		for _, k := range []string{"breakdown", "steps", "ranks", "timeline", "bandwidth"} {
-			cs = append(cs, outputCase{id + " chart " + k, []string{"chart", "--kind", k, p}})
+		for _, k := range driver.RunChartKinds() {
+			cs = append(cs, outputCase{id + " chart " + k, []string{"chart", "--kind", k, p}, true})
 		}
 	}
 	pairs := [][2]string{
@@ -76,52 +89,118 @@ func outputCases(t *testing.T) []outputCase {
 	}
 	for _, pr := range pairs {
 		id := filepath.Base(pr[0]) + " vs " + filepath.Base(pr[1])
-		for _, f := range []string{"table", "json", "markdown"} {
-			cs = append(cs, outputCase{id + " diff " + f, []string{"diff", "--format", f, pr[0], pr[1]}})
+		for _, f := range driver.DiffFormats() {
+			cs = append(cs, outputCase{id + " diff " + f, []string{"diff", "--format", f, pr[0], pr[1]}, false})
 		}
-		cs = append(cs, outputCase{id + " chart diff", []string{"chart", "--kind", "diff", pr[0], pr[1]}})
+		for _, k := range driver.DiffChartKinds() {
+			cs = append(cs, outputCase{id + " chart " + k, []string{"chart", "--kind", k, pr[0], pr[1]}, true})
+		}
 	}
 	return cs
 }
 
-// TestOutputsUnchanged runs every output of outputCases and compares each
-// one's SHA-256 with testdata/outputs.sha256, written by the code before a
-// refactoring: the outputs are byte-identical, or the difference is a fix
-// that the commit updating the file names.
+// TestOutputsUnchanged runs every output of outputCases and compares it with
+// the expected one: text outputs with their files in outputsDir, charts
+// with their SHA-256 in imagesFile, written by the code before the change.
+// The outputs are byte-identical, or the difference is a fix that the
+// commit updating the expected outputs names (-update-outputs rewrites
+// them; git diff then shows what changed).
 func TestOutputsUnchanged(t *testing.T) {
-	got := map[string]string{}
+	texts, sums := map[string]string{}, map[string]string{}
 	for _, c := range outputCases(t) {
 		code, out, errs := runCmd(c.args...)
 		if code != 0 {
 			out = fmt.Sprintf("exit %d: %s", code, errs)
 		}
-		sum := sha256.Sum256([]byte(out))
-		got[c.name] = hex.EncodeToString(sum[:])
+		if c.image {
+			sum := sha256.Sum256([]byte(out))
+			sums[c.name] = hex.EncodeToString(sum[:])
+		} else {
+			texts[c.file()] = out
+		}
 	}
 	if *updateOutputs {
-		writeOutputSums(t, got)
+		writeOutputs(t, texts, sums)
 		return
 	}
-	want := readOutputSums(t)
-	var changed []string
-	for name, sum := range got {
+	changed := changedTexts(t, texts)
+	want := readImageSums(t)
+	for name, sum := range sums {
 		if w, ok := want[name]; !ok || w != sum {
-			changed = append(changed, name)
+			changed = append(changed, name+": image differs")
 		}
 	}
 	for name := range want {
-		if _, ok := got[name]; !ok {
+		if _, ok := sums[name]; !ok {
 			changed = append(changed, name+" (no longer produced)")
 		}
 	}
 	sort.Strings(changed)
 	if len(changed) > 0 {
-		t.Errorf("%d of %d outputs differ from %s (go test ./cmd/kinetoscope -run TestOutputsUnchanged -update-outputs rewrites it):\n%s",
-			len(changed), len(got), outputsFile, strings.Join(changed, "\n"))
+		t.Errorf("%d of %d outputs differ from %s and %s (go test ./cmd/kinetoscope -run TestOutputsUnchanged -update-outputs rewrites them; git diff shows what changed):\n%s",
+			len(changed), len(texts)+len(sums), outputsDir, imagesFile, strings.Join(changed, "\n"))
 	}
 }
 
-func writeOutputSums(t *testing.T, sums map[string]string) {
+// changedTexts compares the text outputs with their files in outputsDir and
+// describes each that differs by its first differing line.
+func changedTexts(t *testing.T, texts map[string]string) []string {
+	var changed []string
+	for file, got := range texts {
+		b, err := os.ReadFile(filepath.Join(outputsDir, file))
+		if err != nil {
+			changed = append(changed, file+": no expected output")
+			continue
+		}
+		if want := string(b); want != got {
+			changed = append(changed, file+": "+firstDifference(want, got))
+		}
+	}
+	files, err := os.ReadDir(outputsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if _, ok := texts[f.Name()]; !ok {
+			changed = append(changed, f.Name()+" (no longer produced)")
+		}
+	}
+	return changed
+}
+
+// firstDifference says where two texts first differ: the line number and
+// the two lines.
+func firstDifference(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := range max(len(w), len(g)) {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl || i >= len(w) || i >= len(g) {
+			return fmt.Sprintf("line %d: want %.200q, got %.200q (%d lines, want %d)", i+1, wl, gl, len(g), len(w))
+		}
+	}
+	return "differs"
+}
+
+// writeOutputs rewrites outputsDir (every file of it, stale ones removed)
+// and imagesFile.
+func writeOutputs(t *testing.T, texts, sums map[string]string) {
+	if err := os.RemoveAll(outputsDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(outputsDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for file, out := range texts {
+		if err := os.WriteFile(filepath.Join(outputsDir, file), []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	names := make([]string, 0, len(sums))
 	for n := range sums {
 		names = append(names, n)
@@ -131,13 +210,14 @@ func writeOutputSums(t *testing.T, sums map[string]string) {
 	for _, n := range names {
 		fmt.Fprintf(&b, "%s  %s\n", sums[n], n)
 	}
-	if err := os.WriteFile(outputsFile, []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(imagesFile, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func readOutputSums(t *testing.T) map[string]string {
-	f, err := os.Open(outputsFile)
+// readImageSums reads imagesFile: a SHA-256 and a case name a line.
+func readImageSums(t *testing.T) map[string]string {
+	f, err := os.Open(imagesFile)
 	if err != nil {
 		t.Fatal(err)
 	}

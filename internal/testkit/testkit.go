@@ -15,20 +15,33 @@ import (
 // "hta-nccl-allreduce-broadcast-rank0.json.gz".
 func Public(tb testing.TB, name string) string {
 	tb.Helper()
-	return sampletraces.Must(tb)(sampletraces.Public(name))
+	return must(tb)(sampletraces.Public(name))
 }
 
 // PublicDir returns the directory of the public traces.
 func PublicDir(tb testing.TB) string {
 	tb.Helper()
-	return sampletraces.Must(tb)(sampletraces.PublicDir())
+	return must(tb)(sampletraces.PublicDir())
 }
 
 // Real returns sampletraces/real/NAME, one real run (a variant or a
 // style) with its truth.json.
 func Real(tb testing.TB, name string) string {
 	tb.Helper()
-	return sampletraces.Must(tb)(sampletraces.RealDir(name))
+	return must(tb)(sampletraces.RealDir(name))
+}
+
+// must returns a function that hands back a path found by one of
+// sampletraces' locators, or ends the test tb with the locator's error, so
+// a missing sample trace fails a test instead of skipping it.
+func must(tb testing.TB) func(path string, err error) string {
+	return func(path string, err error) string {
+		tb.Helper()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return path
+	}
 }
 
 // MustSVGText returns the text of an SVG chart (SVGText), failing tb when
