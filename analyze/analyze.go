@@ -149,19 +149,19 @@ func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Optio
 
 // stepPass cuts t into steps and runs every per-event pass over them: the
 // one code path behind Analyze and StepEvents. Step marks are tried in
-// order (stepFinders, then vLLM's phase annotations); without any, steps
+// order (stepFinders, then vLLM's runner marks); without any, steps
 // are inferred from the trace's repetition.
 func stepPass(t *ingest.Trace, cls *Classifier, re *regexp.Regexp) *rankPass {
 	li := newLaunchIndex(t)
-	pa := phaseAnnotations(t)
+	pa := runnerMarks(t)
 	found := findSteps(t, stepFinders(re))
 	if found.source == "" {
-		found = findPhaseMarks(pa)
+		found = findRunnerMarks(pa)
 	}
 	marks, cutoff, evidence := found.marks, int64(1<<63-1), ""
 	if found.source != "" {
 		evidence = stepEvidence(found, re)
-		if e := phaseMarkEvidence(marks, pa); e != "" {
+		if e := runnerMarkEvidence(marks, pa); e != "" {
 			evidence += "; " + e
 		}
 	} else {

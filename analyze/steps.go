@@ -29,9 +29,9 @@ const (
 	// SourceExecuteModel is vLLM's worker-level execute_model call: a CPU
 	// annotation, or a python_function event of a with_stack trace.
 	SourceExecuteModel = "execute_model"
-	// SourcePhaseMarks is vLLM's per-step phase annotations (preprocess,
+	// SourceRunnerMarks is vLLM's per-step runner marks (preprocess,
 	// forward, sample, ...) when no annotation marks the step itself.
-	SourcePhaseMarks = "phase_annotations"
+	SourceRunnerMarks = "phase_annotations"
 	SourceSGLang     = "sglang"
 	SourceInferred   = "inferred"
 )
@@ -266,7 +266,7 @@ func stepEvidence(f foundSteps, userRegex *regexp.Regexp) string {
 		}
 	case SourceSGLang:
 		s = fmt.Sprintf("%d SGLang step[...] annotations", n)
-	case SourcePhaseMarks:
+	case SourceRunnerMarks:
 		s = fmt.Sprintf("no step annotation; %d steps, each starting at one of vLLM's phase annotations %s", n, strings.TrimSuffix(strings.TrimPrefix(f.marks[0].name, "step ("), ")"))
 	}
 	if f.nested > 0 {

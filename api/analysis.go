@@ -77,7 +77,7 @@ func (s *Server) finishAttempt(ctx context.Context, id string, err error, last b
 	}
 	why := fmt.Errorf("the analysis failed %d times because a store failed (not because of the trace): %w; "+
 		"POST /api/v1/runs/%s/reanalyse to try again", jobAttempts, err, id)
-	return s.record(context.WithoutCancel(ctx), id, nil, why, store.Progress{Phase: "failed"})
+	return s.record(context.WithoutCancel(ctx), id, nil, why, store.Progress{Stage: "failed"})
 }
 
 // startAnalysis returns the context of one run's analysis, which ends
@@ -126,7 +126,7 @@ func (s *Server) analyzeRun(ctx context.Context, id string) error {
 		return nil // a retried job whose first attempt got as far as recording
 	}
 	lp := &liveProgress{s: s, id: id, bytes: run.Size(), files: map[string]ingest.Progress{}}
-	p := lp.setPhase("reading")
+	p := lp.setStage("reading")
 	attempts, err := s.meta.StartAnalysis(ctx, id, p)
 	switch {
 	case errors.Is(err, store.ErrNotFound) || err == nil && attempts == 0:
@@ -182,7 +182,7 @@ func (s *Server) handBack(ctx context.Context, id string, lp *liveProgress) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	p := lp.snapshot()
-	p.Phase = "queued"
+	p.Stage = "queued"
 	if err := s.meta.HandBack(ctx, id, p); err != nil {
 		s.log.Warn("analysis: hand the run back (its attempt stays counted)", "run", id, "err", err)
 	}
@@ -244,10 +244,10 @@ func (s *Server) record(ctx context.Context, id string, rep *analyze.Report, err
 		}
 	}
 	if err != nil {
-		p.Phase = "failed"
+		p.Stage = "failed"
 		err = s.meta.SetStatus(ctx, id, store.StatusFailed, p, err.Error())
 	} else {
-		p.Phase = "done"
+		p.Stage = "done"
 		err = s.meta.SetReport(ctx, id, js, p)
 		err = s.reportNotStored(ctx, id, err, p)
 	}
@@ -343,7 +343,7 @@ func (s *Server) analyzeSources(ctx context.Context, srcs []ingest.Source, lp *l
 	run, err := driver.AnalyzeSources(srcs, driver.Options{
 		Options: ingest.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes,
 			MaxRatio: s.cfg.MaxRatio, Progress: lp.update, Budget: s.budget()},
-		Analyzing: func() { lp.setPhase("analyzing") }})
+		Analyzing: func() { lp.setStage("analyzing") }})
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +356,7 @@ type liveProgress struct {
 	id    string
 	bytes int64
 	files map[string]ingest.Progress
-	phase string
+	stage string
 }
 
 // update records the progress of one file's read.
@@ -369,12 +369,12 @@ func (l *liveProgress) update(p ingest.Progress) {
 	l.publish()
 }
 
-// setPhase records the phase (reading, analyzing) and publishes the run's
+// setStage records the stage (reading, analyzing) and publishes the run's
 // progress.
-func (l *liveProgress) setPhase(phase string) store.Progress {
+func (l *liveProgress) setStage(stage string) store.Progress {
 	l.s.liveMu.Lock()
 	defer l.s.liveMu.Unlock()
-	l.phase = phase
+	l.stage = stage
 	return l.publish()
 }
 
@@ -383,7 +383,7 @@ func (l *liveProgress) setPhase(phase string) store.Progress {
 // add up to more than the stored size, their sizes are the total, so that
 // the bytes read never pass it.
 func (l *liveProgress) publish() store.Progress {
-	sp := store.Progress{Phase: l.phase, TotalBytes: l.bytes}
+	sp := store.Progress{Stage: l.stage, TotalBytes: l.bytes}
 	if l.s.queue != nil {
 		sp.Replica = l.s.replica
 	}

@@ -60,7 +60,7 @@ func (s *Server) requeueUnfinished(ctx context.Context, ids []string) {
 	for _, id := range ids {
 		run, err := s.meta.Get(ctx, id)
 		if err == nil && run.Status == store.StatusRunning {
-			p := store.Progress{Phase: "queued", TotalBytes: run.Size()}
+			p := store.Progress{Stage: "queued", TotalBytes: run.Size()}
 			err = s.meta.SetStatus(ctx, id, store.StatusQueued, p, "")
 		}
 		if err != nil && !errors.Is(err, store.ErrNotFound) {

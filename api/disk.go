@@ -224,7 +224,7 @@ func (s *Server) reportNotStored(ctx context.Context, id string, err error, p st
 		return err
 	}
 	s.log.Warn("analysis: the report could not be stored: the disk is full", "run", id, "err", err)
-	p.Phase = "failed"
+	p.Stage = "failed"
 	return s.withRoom("record the failure of run "+id, func() error {
 		return s.meta.SetStatus(ctx, id, store.StatusFailed, p,
 			"the analysis finished but its report could not be stored: the server's disk is full; free space (delete runs), then upload the trace again")

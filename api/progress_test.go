@@ -12,7 +12,7 @@ import (
 func TestLiveProgressArchive(t *testing.T) {
 	s := &Server{live: map[string]*store.Progress{}}
 	lp := &liveProgress{s: s, id: "r", bytes: 2_458_828, files: map[string]ingest.Progress{}}
-	lp.setPhase("reading")
+	lp.setStage("reading")
 	for _, p := range []ingest.Progress{
 		{Path: "prof.tar.gz!rank0.json", Bytes: 1_000_000, TotalBytes: 1_314_461},
 		{Path: "prof.tar.gz!rank0.json", Bytes: 1_314_461, TotalBytes: 1_314_461},

@@ -23,7 +23,7 @@ func (s *Server) reanalyseRun(c echo.Context) error {
 	if err != nil {
 		return notFound(err)
 	}
-	p := store.Progress{Phase: "queued", TotalBytes: run.Size()}
+	p := store.Progress{Stage: "queued", TotalBytes: run.Size()}
 	if s.queue != nil {
 		err = s.queue.resetSoon(ctx, id, p)
 	} else {

@@ -147,7 +147,7 @@ func (s *Server) storedReport(ctx context.Context, id string) (*store.Run, []byt
 	case store.StatusFailed:
 		return nil, nil, echo.NewHTTPError(http.StatusUnprocessableEntity, fmt.Sprintf("run %s failed analysis: %s", id, run.Error))
 	case store.StatusQueued, store.StatusRunning:
-		return nil, nil, echo.NewHTTPError(http.StatusConflict, fmt.Sprintf("run %s is %s (phase %s): no report yet", id, run.Status, run.Progress.Phase))
+		return nil, nil, echo.NewHTTPError(http.StatusConflict, fmt.Sprintf("run %s is %s (%s): no report yet", id, run.Status, run.Progress.Stage))
 	}
 	js, err := s.meta.Report(ctx, id)
 	return run, js, notFound(err)

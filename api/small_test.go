@@ -67,7 +67,7 @@ func TestRestartSaysQueued(t *testing.T) {
 	meta, err := store.OpenSQLite(filepath.Join(data, "runs.db"))
 	must(t, err)
 	for _, id := range ids[:2] {
-		must(t, meta.SetStatus(context.Background(), id, store.StatusRunning, store.Progress{Phase: "reading"}, ""))
+		must(t, meta.SetStatus(context.Background(), id, store.StatusRunning, store.Progress{Stage: "reading"}, ""))
 	}
 	must(t, meta.Close())
 	s = startWithAnalysis(t, embedded(api.Config{DataDir: data, Workers: 1}), block)

@@ -482,7 +482,7 @@ func (s *Server) newRun(ctx context.Context, up *upload) (*store.Run, error) {
 			run.Name += fmt.Sprintf(" (+%d files)", len(up.files)-1)
 		}
 	}
-	run.Progress = store.Progress{Phase: "queued", TotalBytes: run.Size()}
+	run.Progress = store.Progress{Stage: "queued", TotalBytes: run.Size()}
 	create := s.meta.Create
 	if s.queue != nil {
 		create = s.queue.create

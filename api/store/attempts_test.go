@@ -12,7 +12,7 @@ func testAttempts(t *testing.T, open opener) {
 	ctx := t.Context()
 	db := open(t)
 	must(t, db.Create(ctx, runAt("r", "r", 0, nil, file('a', 1))))
-	reading := Progress{Phase: "reading", TotalBytes: 1}
+	reading := Progress{Stage: "reading", TotalBytes: 1}
 	for _, step := range []struct {
 		op   string // start, handback, reopen
 		want int    // StartAnalysis's answer
@@ -32,7 +32,7 @@ func testAttempts(t *testing.T, open opener) {
 				t.Fatalf("StartAnalysis: %d %v, want %d", n, err, step.want)
 			}
 		case "handback":
-			must(t, db.HandBack(ctx, "r", Progress{Phase: "queued"}))
+			must(t, db.HandBack(ctx, "r", Progress{Stage: "queued"}))
 		case "reopen":
 			db = open(t)
 		}
@@ -42,7 +42,7 @@ func testAttempts(t *testing.T, open opener) {
 			t.Errorf("after %s: status %s, want %s", step.op, r.Status, step.st)
 		}
 	}
-	must(t, db.SetStatus(ctx, "r", StatusFailed, Progress{Phase: "failed"}, "killed"))
+	must(t, db.SetStatus(ctx, "r", StatusFailed, Progress{Stage: "failed"}, "killed"))
 	if n, err := db.StartAnalysis(ctx, "r", reading); n != 0 || err != nil {
 		t.Errorf("StartAnalysis of a failed run: %d %v, want 0 and no error", n, err)
 	}
@@ -50,7 +50,7 @@ func testAttempts(t *testing.T, open opener) {
 		t.Errorf("StartAnalysis of a missing run: %v, want ErrNotFound", err)
 	}
 	// A handback of a run that is not running changes nothing.
-	must(t, db.HandBack(ctx, "r", Progress{Phase: "queued"}))
+	must(t, db.HandBack(ctx, "r", Progress{Stage: "queued"}))
 	if r, _ := db.Get(ctx, "r"); r.Status != StatusFailed {
 		t.Errorf("handback of a failed run made it %s", r.Status)
 	}
@@ -69,15 +69,15 @@ func testReset(t *testing.T, open opener) {
 		_, err := db.StartAnalysis(ctx, "done", Progress{})
 		must(t, err)
 	}
-	must(t, db.SetReport(ctx, "done", []byte(`{"v":1}`), Progress{Phase: "done"}))
-	must(t, db.SetStatus(ctx, "failed", StatusFailed, Progress{Phase: "failed"}, "bad trace"))
+	must(t, db.SetReport(ctx, "done", []byte(`{"v":1}`), Progress{Stage: "done"}))
+	must(t, db.SetStatus(ctx, "failed", StatusFailed, Progress{Stage: "failed"}, "bad trace"))
 	_, err := db.StartAnalysis(ctx, "running", Progress{})
 	must(t, err)
 	for _, tc := range []struct {
 		id   string
 		want error
 	}{{"done", nil}, {"failed", nil}, {"queued", ErrUnfinished}, {"running", ErrUnfinished}, {"missing", ErrNotFound}} {
-		err := db.Reset(ctx, tc.id, Progress{Phase: "queued"})
+		err := db.Reset(ctx, tc.id, Progress{Stage: "queued"})
 		if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
 			t.Errorf("Reset %s: %v, want %v", tc.id, err, tc.want)
 		}
@@ -85,8 +85,8 @@ func testReset(t *testing.T, open opener) {
 	for _, id := range []string{"done", "failed"} {
 		r, err := db.Get(ctx, id)
 		must(t, err)
-		if r.Status != StatusQueued || r.Error != "" || r.Progress.Phase != "queued" {
-			t.Errorf("reset %s: %s %q %q, want queued with no error", id, r.Status, r.Error, r.Progress.Phase)
+		if r.Status != StatusQueued || r.Error != "" || r.Progress.Stage != "queued" {
+			t.Errorf("reset %s: %s %q %q, want queued with no error", id, r.Status, r.Error, r.Progress.Stage)
 		}
 		if _, err := db.Report(ctx, id); !errors.Is(err, ErrNotFound) {
 			t.Errorf("reset %s keeps a report: %v", id, err)
@@ -96,8 +96,8 @@ func testReset(t *testing.T, open opener) {
 		}
 	}
 	// The new report is written once, as the first was.
-	must(t, db.SetReport(ctx, "done", []byte(`{"v":2}`), Progress{Phase: "done"}))
-	must(t, db.SetReport(ctx, "done", []byte(`{"v":3}`), Progress{Phase: "done"}))
+	must(t, db.SetReport(ctx, "done", []byte(`{"v":2}`), Progress{Stage: "done"}))
+	must(t, db.SetReport(ctx, "done", []byte(`{"v":3}`), Progress{Stage: "done"}))
 	if rep, err := db.Report(ctx, "done"); err != nil || string(rep) != `{"v":2}` {
 		t.Errorf("report after reset: %s %v, want the first new one", rep, err)
 	}

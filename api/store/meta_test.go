@@ -104,8 +104,8 @@ func testLifecycle(t *testing.T, open opener) {
 	must(t, db.Create(ctx, newRun("r1", map[string]string{"gpu": "h100", "tp": "8"}, shared)))
 	time.Sleep(time.Millisecond)
 	must(t, db.Create(ctx, newRun("r2", map[string]string{"gpu": "h100"}, shared, own)))
-	must(t, db.SetStatus(ctx, "r1", StatusRunning, Progress{Phase: "reading", Bytes: 5}, ""))
-	must(t, db.SetReport(ctx, "r2", []byte(`{"ranks":[]}`), Progress{Phase: "done"}))
+	must(t, db.SetStatus(ctx, "r1", StatusRunning, Progress{Stage: "reading", Bytes: 5}, ""))
+	must(t, db.SetReport(ctx, "r2", []byte(`{"ranks":[]}`), Progress{Stage: "done"}))
 	if err := db.Create(ctx, newRun("r1", nil)); err == nil {
 		t.Error("a second run with the same id was created")
 	}
@@ -172,7 +172,7 @@ func testRoundTrip(t *testing.T, open opener) {
 	want := &Run{
 		ID: "rt", Name: "llama 70B, step 1200 — ünïcode", Status: StatusFailed,
 		Labels:   map[string]string{"gpu": "h100", "empty": "", "k=v": "a,b"},
-		Progress: Progress{Phase: "failed", Bytes: 1 << 40, TotalBytes: 1<<40 + 1, Events: 123456789},
+		Progress: Progress{Stage: "failed", Bytes: 1 << 40, TotalBytes: 1<<40 + 1, Events: 123456789},
 		Error:    "rank 3: truncated",
 		Files:    []File{file('z', 3), file('a', 1<<35), file('m', 0)},
 		Link:     "pcie5x16",
@@ -222,9 +222,9 @@ func testList(t *testing.T, open opener) {
 	} {
 		must(t, db.Create(ctx, r))
 	}
-	must(t, db.SetStatus(ctx, "b2", StatusFailed, Progress{Phase: "failed"}, "boom"))
-	must(t, db.SetReport(ctx, "c", []byte("{}"), Progress{Phase: "done"}))
-	must(t, db.SetReport(ctx, "a", []byte("{}"), Progress{Phase: "done"}))
+	must(t, db.SetStatus(ctx, "b2", StatusFailed, Progress{Stage: "failed"}, "boom"))
+	must(t, db.SetReport(ctx, "c", []byte("{}"), Progress{Stage: "done"}))
+	must(t, db.SetReport(ctx, "a", []byte("{}"), Progress{Stage: "done"}))
 	for _, tc := range []struct {
 		name  string
 		opt   ListOptions
@@ -316,7 +316,7 @@ func testReportBytes(t *testing.T, open opener) {
 	} {
 		id := fmt.Sprintf("rep%d", i)
 		must(t, db.Create(ctx, runAt(id, id, i, nil)))
-		must(t, db.SetReport(ctx, id, rep, Progress{Phase: "done"}))
+		must(t, db.SetReport(ctx, id, rep, Progress{Stage: "done"}))
 		got, err := db.Report(ctx, id)
 		must(t, err)
 		if !bytes.Equal(got, rep) {
@@ -330,10 +330,10 @@ func testReportOnce(t *testing.T, open opener) {
 	ctx := t.Context()
 	db := open(t)
 	must(t, db.Create(ctx, runAt("r", "r", 0, nil)))
-	must(t, db.SetReport(ctx, "r", []byte(`{"first":true}`), Progress{Phase: "done", Events: 1}))
+	must(t, db.SetReport(ctx, "r", []byte(`{"first":true}`), Progress{Stage: "done", Events: 1}))
 	before, err := db.Get(ctx, "r")
 	must(t, err)
-	if err := db.SetReport(ctx, "r", []byte(`{"second":true}`), Progress{Phase: "done", Events: 2}); err != nil {
+	if err := db.SetReport(ctx, "r", []byte(`{"second":true}`), Progress{Stage: "done", Events: 2}); err != nil {
 		t.Fatalf("second SetReport: %v, want nil", err)
 	}
 	rep, err := db.Report(ctx, "r")
@@ -354,7 +354,7 @@ func testLink(t *testing.T, open opener) {
 	r := runAt("r", "r", 0, nil)
 	r.Link = "120"
 	must(t, db.Create(ctx, r))
-	must(t, db.SetReport(ctx, "r", []byte(`{"made":"with 120"}`), Progress{Phase: "done"}))
+	must(t, db.SetReport(ctx, "r", []byte(`{"made":"with 120"}`), Progress{Stage: "done"}))
 	for _, link := range []string{"nvlink3", "", "pcie4x16"} {
 		must(t, db.SetLink(ctx, "r", link))
 		got, err := open(t).Get(ctx, "r")
@@ -387,18 +387,18 @@ func testStatusOnce(t *testing.T, open opener) {
 		{StatusRunning, "", StatusRunning}, // a failed run may be retried
 		{StatusQueued, "", StatusQueued},
 	} {
-		must(t, db.SetStatus(ctx, "r", tc.st, Progress{Phase: string(tc.st)}, tc.errText))
+		must(t, db.SetStatus(ctx, "r", tc.st, Progress{Stage: string(tc.st)}, tc.errText))
 		r, err := db.Get(ctx, "r")
 		must(t, err)
-		if r.Status != tc.want || r.Error != tc.errText || r.Progress.Phase != string(tc.st) {
-			t.Errorf("after SetStatus %s: %s %q %q", tc.st, r.Status, r.Error, r.Progress.Phase)
+		if r.Status != tc.want || r.Error != tc.errText || r.Progress.Stage != string(tc.st) {
+			t.Errorf("after SetStatus %s: %s %q %q", tc.st, r.Status, r.Error, r.Progress.Stage)
 		}
 	}
-	must(t, db.SetReport(ctx, "r", []byte("{}"), Progress{Phase: "done", Events: 7}))
+	must(t, db.SetReport(ctx, "r", []byte("{}"), Progress{Stage: "done", Events: 7}))
 	done, err := db.Get(ctx, "r")
 	must(t, err)
 	for _, st := range []Status{StatusRunning, StatusFailed, StatusQueued, StatusDone} {
-		if err := db.SetStatus(ctx, "r", st, Progress{Phase: "reading"}, "late"); err != nil {
+		if err := db.SetStatus(ctx, "r", st, Progress{Stage: "reading"}, "late"); err != nil {
 			t.Errorf("SetStatus %s of a done run: %v, want nil", st, err)
 		}
 		r, err := db.Get(ctx, "r")
@@ -457,11 +457,11 @@ func testConcurrentRuns(t *testing.T, open opener) {
 				errs <- err
 				return
 			}
-			if err := db.SetStatus(ctx, id, StatusRunning, Progress{Phase: "reading"}, ""); err != nil {
+			if err := db.SetStatus(ctx, id, StatusRunning, Progress{Stage: "reading"}, ""); err != nil {
 				errs <- err
 				return
 			}
-			if err := db.SetReport(ctx, id, []byte(`{"run":"`+id+`"}`), Progress{Phase: "done", Events: int64(i)}); err != nil {
+			if err := db.SetReport(ctx, id, []byte(`{"run":"`+id+`"}`), Progress{Stage: "done", Events: int64(i)}); err != nil {
 				errs <- err
 			}
 		})
@@ -497,7 +497,7 @@ func testConcurrentReports(t *testing.T, open opener) {
 	errs := make([]error, n)
 	for i := range n {
 		wg.Go(func() {
-			errs[i] = db.SetReport(ctx, "r", []byte(fmt.Sprintf(`{"by":%d}`, i)), Progress{Phase: "done", Events: int64(i)})
+			errs[i] = db.SetReport(ctx, "r", []byte(fmt.Sprintf(`{"by":%d}`, i)), Progress{Stage: "done", Events: int64(i)})
 		})
 	}
 	wg.Wait()

@@ -44,7 +44,7 @@ type File struct {
 
 // Progress is how far a run's analysis has come.
 type Progress struct {
-	Phase      string `json:"phase"`       // queued, reading, analyzing, done, failed
+	Stage      string `json:"phase"`       // queued, reading, analyzing, done, failed
 	Bytes      int64  `json:"bytes_read"`  // bytes read so far
 	TotalBytes int64  `json:"bytes_total"` // the run's files' size
 	Events     int64  `json:"events"`

@@ -9,14 +9,14 @@ import (
 	"kinetoscope/ingest"
 )
 
-// rePhaseMark names vLLM's per-step phase annotations: the model runner's
+// reRunnerMark names vLLM's per-step runner marks: the model runner's
 // "gpu_model_runner: preprocess|forward|postprocess|sample", the older
 // "Preprocess|Forward|Postprocess|Sample", and "prepare_inputs|forward|
 // sample".
-var rePhaseMark = regexp.MustCompile(`^(?:gpu_model_runner: )?(?i:(preprocess|prepare_inputs|forward|postprocess|sample))$`)
+var reRunnerMark = regexp.MustCompile(`^(?:gpu_model_runner: )?(?i:(preprocess|prepare_inputs|forward|postprocess|sample))$`)
 
-// phaseMarkOrder ranks the phase annotations in the order a step runs them.
-func phaseMarkOrder(kind string) int {
+// runnerMarkOrder ranks the runner marks in the order a step runs them.
+func runnerMarkOrder(kind string) int {
 	switch kind {
 	case "preprocess", "prepare_inputs":
 		return 0
@@ -28,46 +28,46 @@ func phaseMarkOrder(kind string) int {
 	return 3 // sample
 }
 
-// phaseAnnotation is one CPU phase annotation.
-type phaseAnnotation struct {
+// runnerMark is one runner mark (a CPU annotation of the model runner).
+type runnerMark struct {
 	start, end int64
 	kind       string // lower case: preprocess, prepare_inputs, forward, postprocess, sample
 	name       string
 }
 
-// phaseAnnotations returns t's CPU phase annotations by start.
-func phaseAnnotations(t *ingest.Trace) []phaseAnnotation {
+// runnerMarks returns t's CPU runner marks by start.
+func runnerMarks(t *ingest.Trace) []runnerMark {
 	kinds := make(map[ingest.StrID]string)
-	var out []phaseAnnotation
+	var out []runnerMark
 	for _, a := range t.Annotations.All() {
 		if a.GPU {
 			continue
 		}
 		k, seen := kinds[a.Name]
 		if !seen {
-			if m := rePhaseMark.FindStringSubmatch(t.Name(a.Name)); m != nil {
+			if m := reRunnerMark.FindStringSubmatch(t.Name(a.Name)); m != nil {
 				k = strings.ToLower(m[1])
 			}
 			kinds[a.Name] = k
 		}
 		if k != "" {
-			out = append(out, phaseAnnotation{a.Start, a.Start + a.Dur, k, t.Name(a.Name)})
+			out = append(out, runnerMark{a.Start, a.Start + a.Dur, k, t.Name(a.Name)})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].start < out[j].start })
 	return out
 }
 
-// findPhaseMarks cuts a trace that has phase annotations but no step mark:
+// findRunnerMarks cuts a trace that has runner marks but no step mark:
 // each step starts at the annotation of the first phase a step runs
 // (preprocess, else forward, ...).
-func findPhaseMarks(pa []phaseAnnotation) foundSteps {
+func findRunnerMarks(pa []runnerMark) foundSteps {
 	if len(pa) == 0 {
 		return foundSteps{}
 	}
 	first := pa[0]
 	for _, a := range pa {
-		if phaseMarkOrder(a.kind) < phaseMarkOrder(first.kind) {
+		if runnerMarkOrder(a.kind) < runnerMarkOrder(first.kind) {
 			first = a
 		}
 	}
@@ -78,12 +78,12 @@ func findPhaseMarks(pa []phaseAnnotation) foundSteps {
 		}
 	}
 	kept, nested := outermost(marks)
-	return foundSteps{marks: kept, source: SourcePhaseMarks, nested: nested}
+	return foundSteps{marks: kept, source: SourceRunnerMarks, nested: nested}
 }
 
-// phaseMarkEvidence says how many of the steps hold a forward annotation
+// runnerMarkEvidence says how many of the steps hold a forward annotation
 // launched inside them: evidence that each step is one model iteration.
-func phaseMarkEvidence(marks []stepMark, pa []phaseAnnotation) string {
+func runnerMarkEvidence(marks []stepMark, pa []runnerMark) string {
 	if len(pa) == 0 || len(marks) == 0 {
 		return ""
 	}
