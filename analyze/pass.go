@@ -42,7 +42,10 @@ type rankPass struct {
 	// of its cudaGraphLaunch.
 	replayStart map[int32]int64
 	noLaunch    int // GPU events whose launch is not in the trace
-	lastGEMM    map[int64]int64
+	// off and order list each step's GPU events: those of step s are
+	// order[off[s]:off[s+1]], in trace order.
+	off, order []int32
+	lastGEMM   map[int64]int64
 }
 
 func newRankPass(t *ingest.Trace, tab bucketTab, c *Classifier, li launchIndex, marks []stepMark, cutoff int64) *rankPass {
@@ -242,6 +245,7 @@ func (p *rankPass) busy() {
 			next[s]++
 		}
 	}
+	p.off, p.order = off, order
 	var buf []interval
 	for s := range ns {
 		buf = buf[:0]

@@ -15,7 +15,9 @@ type Report struct {
 	Bandwidth *Bandwidth `json:"bandwidth,omitempty"`
 	// Headline is the finding a user wants first, from the decode steps.
 	Headline *Headline `json:"headline,omitempty"`
-	Warnings []string  `json:"warnings,omitempty"`
+	// Account holds the thresholds every step's account was made with.
+	Account  *AccountOptions `json:"account,omitempty"`
+	Warnings []string        `json:"warnings,omitempty"`
 }
 
 // Rank is the analysis of one rank's trace.
@@ -81,6 +83,9 @@ type Step struct {
 	// Comm is the step's transfer/wait split; nil unless collectives were
 	// aligned across ranks.
 	Comm *Comm `json:"comm,omitempty"`
+	// Account splits the span into parts that add up to it; nil for a
+	// step with no GPU work.
+	Account *Account `json:"account,omitempty"`
 }
 
 // BucketStat is the time and number of GPU events of one bucket.
@@ -103,6 +108,8 @@ type Phase struct {
 	KernelPerStepUS float64                  `json:"kernel_per_step_us"`
 	Buckets         map[BucketID]BucketShare `json:"buckets"`
 	Comm            *Comm                    `json:"comm,omitempty"`
+	// Account is the mean account of the phase's steps.
+	Account *Account `json:"account,omitempty"`
 }
 
 // BucketShare is one bucket over the steps of a phase.

@@ -422,6 +422,22 @@ class DecoderLayer(nn.Module):
         return x + self.mlp(self.post_attn_norm(x))
 
 
+def run_host_hooks(layer, x):
+    """The style's host-side stalls after a layer (styles.py: host_hooks); none while capturing."""
+    hooks = (STYLE or {}).get("host_hooks")
+    if not hooks or (DEVICE == "cuda" and torch.cuda.is_current_stream_capturing()):
+        return
+    for li, action in hooks:
+        if li != layer:
+            continue
+        if action == "item":
+            x.float().sum().item()
+        elif action.startswith("sleep:"):
+            time.sleep(float(action.split(":", 1)[1]) / 1e3)
+        else:
+            raise ValueError(f"unknown host hook {action!r}")
+
+
 class TPDecoder(nn.Module):
     """Replicated embedding (no collective), layers, final norm, vocab-parallel lm_head."""
 
@@ -452,8 +468,9 @@ class TPDecoder(nn.Module):
             mask = (self.seq_idx.view(1, -1) <= pos.view(batch, 1)).view(batch, 1, 1, -1)
             dec = (slot, mask, batch)
         x = F.embedding(ids, self.embed_w)
-        for layer in self.layers:
+        for li, layer in enumerate(self.layers):
             x = layer(x, pre, dec)
+            run_host_hooks(li, x)
         x = self.norm(x)
         if pre is None:
             return x
@@ -905,6 +922,7 @@ def build_style_truth(cfg, tp, plan, fn_names, files, windows, timings, marlin_c
         "style": cfg.variant,
         "variant": cfg.variant,
         "what": STYLE["what"],
+        "host_hooks": [{"after_layer": li, "action": a} for li, a in STYLE.get("host_hooks", [])],
         "world_size": tp,
         "tensor_parallel": tp,
         "model": model,
