@@ -185,6 +185,10 @@ type Headline struct {
 	// the ranks, so that a raw share inflated by waiting is not read as
 	// transfer.
 	Comm *HeadlineComm `json:"comm,omitempty"`
+	// Account is the step-time account behind the headline: the largest
+	// part of the slowest rank's step, per rank where ranks diverge, and
+	// whom each waiting rank waits for; nil when no step has an account.
+	Account *HeadlineAccount `json:"account,omitempty"`
 	// Problem says why the step split looks wrong; Fix what to do.
 	Problem string `json:"problem,omitempty"`
 	Fix     string `json:"fix,omitempty"`

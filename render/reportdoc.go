@@ -64,8 +64,12 @@ func HeadlineText(r *analyze.Report) string {
 	if h.Phase == "all" || h.Phase == "" {
 		phase, steps, lead = "", "step", "Step"
 	}
-	text := fmt.Sprintf("%s %s ms (p50 %s ms), GPU busy %s; %s leads %skernel time: %s, %s ms/step, %s calls/step",
-		lead, ms(h.SpanMeanUS), ms(h.SpanP50US), headlineBusyText(h), label, phase, pct(h.ShareOfKernel),
+	acct, sep := AccountLeadText(h), ", "
+	if acct != "" {
+		sep = "; "
+	}
+	text := fmt.Sprintf("%s %s ms (p50 %s ms)%s%sGPU busy %s; %s leads %skernel time: %s, %s ms/step, %s calls/step",
+		lead, ms(h.SpanMeanUS), ms(h.SpanP50US), acct, sep, headlineBusyText(h), label, phase, pct(h.ShareOfKernel),
 		ms(h.USPerStep), count(h.CallsPerStep))
 	text += headlineBandwidthText(r)
 	text += headlineCommText(h)
