@@ -107,7 +107,7 @@ func readRefTrace(t *testing.T, path string) *refTrace {
 
 // refAccount is the reference's account of one step.
 type refAccount struct {
-	span, compute, memory, comm, idle, boundary int64
+	span, compute, memory, comm, idle, boundary        int64
 	hostLate, afterSync, graph, launchGap, unexplained int64
 }
 
