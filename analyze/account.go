@@ -561,3 +561,20 @@ func addRankAccounts(r *Report, passes []*rankPass, a *crossrank.Alignment, opt 
 	wg.Wait()
 	r.Account = &AccountOptions{LaunchGapUS: launchGapUS(opt)}
 }
+
+// MeanAccount returns the mean account of steps; nil when a step has none
+// or there are no steps.
+func MeanAccount(steps []*Step) *Account {
+	m := &Account{Compute: make(map[BucketID]float64)}
+	for _, s := range steps {
+		if s.Account == nil {
+			return nil
+		}
+		m.add(s.Account)
+	}
+	if len(steps) == 0 {
+		return nil
+	}
+	m.scale(1 / float64(len(steps)))
+	return m
+}

@@ -80,6 +80,7 @@ func Analyze(set *ingest.Set, opt Options) (*Report, error) {
 	}
 	r.Headline = headline(r.Ranks)
 	finishHeadline(r, traces)
+	r.WhatIf = whatIfs(r)
 	return r, nil
 }
 

@@ -16,8 +16,12 @@ type Report struct {
 	// Headline is the finding a user wants first, from the decode steps.
 	Headline *Headline `json:"headline,omitempty"`
 	// Account holds the thresholds every step's account was made with.
-	Account  *AccountOptions `json:"account,omitempty"`
-	Warnings []string        `json:"warnings,omitempty"`
+	Account *AccountOptions `json:"account,omitempty"`
+	// WhatIf estimates the headline phase's step under assumptions
+	// (collectives at the link's peak, no rank waiting, the host never
+	// late), from the step-time account; estimates, not measurements.
+	WhatIf   []WhatIf `json:"what_if,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Rank is the analysis of one rank's trace.

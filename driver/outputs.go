@@ -54,6 +54,8 @@ func Formats() []Format {
 			render.WriteSummaryCSV, nil},
 		{"csv-bandwidth", "one row per phase, collective and message size: algbw, busbw, share of the link's peak", typeCSV,
 			render.WriteBandwidthCSV, nil},
+		{"csv-account", "one row per rank, step (and phase mean) and part of the step-time account; a step's parts add up to its span", typeCSV,
+			render.WriteAccountCSV, nil},
 	}
 }
 
@@ -174,8 +176,12 @@ func ChartKinds() []ChartKind {
 			draw: (*Run).timeline},
 		{Name: "bandwidth", Summary: "collective bus bandwidth per message size, against the link's peak", Input: FromReport,
 			draw: func(run *Run, req ChartRequest) ([]byte, error) { return render.Bandwidth(run.Report, req.Format) }},
+		{Name: "steptime", Summary: "per rank, the step's span by part of the step-time account: compute, memory, transfer, wait, GPU idle by cause", Input: FromReport,
+			draw: func(run *Run, req ChartRequest) ([]byte, error) { return render.StepTime(run.Report, req.Format) }},
 		{Name: "diff", Summary: "base vs head ms per step by bucket, with the delta", Input: FromDiff,
 			drawDiff: render.Diff},
+		{Name: "diff-steptime", Summary: "base vs head, per rank, the step's span by part of the step-time account", Input: FromDiff,
+			drawDiff: render.DiffStepTime},
 	}
 }
 

@@ -63,3 +63,39 @@ func AccountLeadText(h *analyze.Headline) string {
 	}
 	return text
 }
+
+// AccountFindingText is the account clause of the headline, short, for a
+// run list: the largest part of the slowest rank's step with its base, and
+// whom the ranks wait for, in the same figures as the headline (ms per
+// step of the rank named, and percent of that rank's span). "" without an
+// account.
+func AccountFindingText(h *analyze.Headline) string {
+	a := h.Account
+	if a == nil {
+		return ""
+	}
+	who := ""
+	if h.Ranks > 1 {
+		who = "rank " + rankNum(a.Rank) + ": "
+	}
+	text := fmt.Sprintf("%s%s %s ms/step (%s of its span)", who, PartText(a.Part), ms(a.PartUS), pct(a.PartShare))
+	for _, w := range a.Waits {
+		text += fmt.Sprintf("; rank %s waits %s ms/step for rank %s", rankNum(w.Rank), ms(w.WaitUS), rankNum(w.ForRank))
+	}
+	return text
+}
+
+// FindingText is the headline, short, for a run list, in the headline's
+// own figures and formats: AccountFindingText, then the leading bucket's
+// share of kernel time and time per step.
+func FindingText(h *analyze.Headline) string {
+	phase := h.Phase + " "
+	if h.Phase == "all" || h.Phase == "" {
+		phase = ""
+	}
+	text := fmt.Sprintf("%s %s of %skernel time, %s ms/step", h.Label, pct(h.ShareOfKernel), phase, ms(h.USPerStep))
+	if a := AccountFindingText(h); a != "" {
+		text = a + "; " + text
+	}
+	return text
+}

@@ -31,6 +31,7 @@ func reportBlocks(r *analyze.Report) []block {
 		bs = append(bs, block{Heading: "Ranks side by side", Level: 2})
 		bs = append(bs, block{Table: ranksTable(r)})
 	}
+	bs = append(bs, accountBlocks(r)...)
 	bs = append(bs, collectiveBlocks(r)...)
 	bs = append(bs, bandwidthBlocks(r)...)
 	for i := range r.Ranks {
