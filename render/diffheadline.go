@@ -2,8 +2,10 @@ package render
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
+	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
 )
 
@@ -56,5 +58,68 @@ func diffAccountText(d *diff.Diff) string {
 	if !p.Significant {
 		text += fmt.Sprintf(" [%s]", p.Verdict)
 	}
+	if p.Name == analyze.PartWait {
+		text += diffWaitText(d)
+	}
 	return text
+}
+
+// diffWaitText follows a change of communication wait to its cause: the
+// rank whose wait changed most, the rank it waits for, and that rank's
+// largest idle cause on both sides. "" when the ranks do not tell.
+func diffWaitText(d *diff.Diff) string {
+	base, head := accountsByRank(d.Base.Accounts), accountsByRank(d.Head.Accounts)
+	waiter, most := -1, 0.0
+	for rank, b := range base {
+		if h, ok := head[rank]; ok && math.Abs(h.WaitUS-b.WaitUS) > most {
+			waiter, most = rank, math.Abs(h.WaitUS-b.WaitUS)
+		}
+	}
+	if waiter < 0 {
+		return ""
+	}
+	late, lateUS := -1, 0.0
+	for _, w := range base[waiter].WaitFor {
+		if w.Rank != waiter && w.US > lateUS {
+			late, lateUS = w.Rank, w.US
+		}
+	}
+	lb, okb := base[late]
+	lh, okh := head[late]
+	if !okb || !okh {
+		return ""
+	}
+	cause := largestIdle(lb)
+	return fmt.Sprintf(": rank %s waits for rank %s, whose %s went %s -> %s ms/step", rankNum(waiter), rankNum(late),
+		PartText(cause.Name), msSig(cause.US), msSig(partOf(lh, cause.Name)))
+}
+
+// accountsByRank indexes a side's accounts by rank.
+func accountsByRank(as []diff.RankAccount) map[int]*analyze.Account {
+	m := make(map[int]*analyze.Account, len(as))
+	for _, a := range as {
+		m[a.Rank] = a.Account
+	}
+	return m
+}
+
+// largestIdle returns a's largest idle cause.
+func largestIdle(a *analyze.Account) analyze.Part {
+	var best analyze.Part
+	for _, p := range a.Parts() {
+		if strings.HasPrefix(p.Name, "idle: ") && p.US > best.US {
+			best = p
+		}
+	}
+	return best
+}
+
+// partOf returns the figure of the part named name in a.
+func partOf(a *analyze.Account, name string) float64 {
+	for _, p := range a.Parts() {
+		if p.Name == name {
+			return p.US
+		}
+	}
+	return 0
 }
