@@ -23,6 +23,7 @@ type refEvent struct {
 	corr       int64
 	thread     string // pid/tid of a CPU call
 	coll       string // "Collective name" arg
+	stream     int    // args "stream" of a GPU event, else its tid
 	order      int    // position in the file
 }
 
@@ -34,6 +35,9 @@ type refTrace struct {
 	// replayStart is the first start of the GPU events of each graph
 	// launch's correlation.
 	replayStart map[int64]int64
+	// lastProfilerStep is the start of the last ProfilerStep#N
+	// annotation, 0 when there is none.
+	lastProfilerStep int64
 }
 
 // refNS parses a trace time (microseconds, decimal text) into ns without
@@ -80,9 +84,17 @@ func readRefTrace(t *testing.T, path string) *refTrace {
 		if c, ok := args["correlation"].(float64); ok {
 			ev.corr = int64(c)
 		}
+		if strings.HasPrefix(name, "ProfilerStep#") && cat == "user_annotation" {
+			rt.lastProfilerStep = max(rt.lastProfilerStep, ev.start)
+		}
 		switch cat {
 		case "kernel", "gpu_memcpy", "gpu_memset":
 			ev.coll, _ = args["Collective name"].(string)
+			if s, ok := args["stream"].(float64); ok {
+				ev.stream = int(s)
+			} else if s, ok := e.Tid.(float64); ok {
+				ev.stream = int(s)
+			}
 			rt.gpu = append(rt.gpu, ev)
 		case "cuda_runtime", "cuda_driver":
 			ev.thread = fmt.Sprint(e.Pid, "/", e.Tid)

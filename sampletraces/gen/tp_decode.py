@@ -849,7 +849,9 @@ def build_style_truth(cfg, tp, plan, fn_names, files, windows, timings, marlin_c
             "cuda_graph": bool(STYLE["graph"] and s.kind == "decode"),
             "cuda_graph_launches": 1 if STYLE["graph"] and s.kind == "decode" else 0,
             "marlin_calls": marlin_calls(cfg, s),
-            "device_to_host_copies": 0 if s.kind == "empty" else 1,
+            # the sampled tokens, and one more per .item() host hook
+            "device_to_host_copies": 0 if s.kind == "empty" else
+            1 + sum(1 for _, a in STYLE.get("host_hooks", []) if a == "item"),
             "nested_annotations": phase_annotations(s),
             "collectives_per_rank": style_collectives(cfg, tp, s),
             "host_window_ns": {r: w[i] for r, w in windows.items()},
