@@ -70,13 +70,14 @@ type htaGap struct {
 	host         bool // the next event's launch began after the previous end
 }
 
-// htaGaps returns HTA's idle intervals of each stream of rt.
-func htaGaps(rt *refTrace, stream func(refEvent) int) map[int][]htaGap {
+// htaGaps returns HTA's idle intervals of each stream of rt, without the
+// last ProfilerStep#N when dropLastStep (as HTA's parser leaves it out).
+func htaGaps(rt *refTrace, stream func(refEvent) int, dropLastStep bool) map[int][]htaGap {
 	by := map[int][]refEvent{}
 	for _, g := range rt.gpu {
 		// HTA leaves out the last ProfilerStep#N (its parser's
 		// include_last_profiler_step=False).
-		if rt.lastProfilerStep == 0 || g.start < rt.lastProfilerStep {
+		if !dropLastStep || rt.lastProfilerStep == 0 || g.start < rt.lastProfilerStep {
 			by[stream(g)] = append(by[stream(g)], g)
 		}
 	}
@@ -113,15 +114,20 @@ func htaSplit(gaps []htaGap) htaIdle {
 // HTA's idle-time breakdown (htaFigures) in two steps.
 //
 // First, HTA's definitions as this reference reads them (htaGaps, over the
-// raw trace with encoding/json) give HTA's own figures on every trace and
-// stream it was run on, within 0.5% (HTA counts negative intervals, events
-// overlapping on a stream, which the reference does too).
+// raw trace with encoding/json: per stream, consecutive events by start,
+// host wait when the next event's runtime call began after the previous
+// event's end, kernel wait when the gap is under 30 us, other else; the
+// last ProfilerStep#N left out, as HTA's parser does) give HTA's own
+// figures within 0.5% on 19 of the 29 streams it was run on, and host wait
+// within 25% on the others (htaInexact says what differs).
 //
 // Second, where the definitions agree, the account equals HTA: on
 // single-stream traces (every real sample; hta-ns-resolution), HTA's host
 // wait over the gaps inside a step equals the account's host late plus
 // after a host sync summed over the steps, and HTA's kernel wait plus other
-// inside steps equals launch gap plus graph launch plus unexplained. They
+// inside steps equals launch gap plus graph launch plus unexplained (to the
+// microsecond on every real sample; HTA's negative intervals, events
+// overlapping on the stream, left out: the account's union has none). They
 // differ by design elsewhere: HTA also counts the gaps between steps
 // (the account's step boundary, kept outside the span and not split by
 // cause), and the gaps before the first step and after the last; HTA goes
@@ -142,7 +148,8 @@ func TestAccountAgainstHTA(t *testing.T) {
 				continue
 			}
 			rt := readRefTrace(t, tr.Path)
-			gaps := htaGaps(rt, func(e refEvent) int { return e.stream })
+			stream := func(e refEvent) int { return e.stream }
+			gaps := htaGaps(rt, stream, true)
 			for s, w := range want {
 				got := htaSplit(gaps[s])
 				t.Logf("%s stream %d: HTA's definition here: host wait %.0f, kernel wait %.0f, other %.0f us; HTA: %.0f, %.0f, %.0f us",
@@ -171,7 +178,7 @@ func TestAccountAgainstHTA(t *testing.T) {
 				continue
 			}
 			for s := range want {
-				compareInStep(t, base, rt, gaps[s], &r.Ranks[ri])
+				compareInStep(t, base, rt, htaGaps(rt, stream, false)[s], &r.Ranks[ri])
 			}
 		}
 	}
@@ -199,12 +206,13 @@ func compareInStep(t *testing.T, name string, rt *refTrace, gaps []htaGap, rk *R
 			spans = append(spans, w)
 		}
 	}
+	slices.SortFunc(spans, func(a, b [2]int64) int { return cmp64(a[0], b[0]) })
 	for i := 1; i < len(spans); i++ {
 		if spans[i][0] < spans[i-1][1] {
-			// Step k+1's first event starts before step k's last ends (the
-			// training trace hta-ns-resolution): the account's idle of a
-			// step is its own events' gaps, some of which the other step's
-			// events fill on the stream HTA reads.
+			// Step k+1's first event starts before step k's last ends
+			// (none of the traces here): the account's idle of a step is
+			// its own events' gaps, some of which the other step's events
+			// fill on the stream HTA reads.
 			t.Logf("%s: steps overlap on the GPU; not compared", name)
 			return
 		}
