@@ -234,34 +234,51 @@ func isSyncCall(name string) bool {
 }
 
 // syncIndex holds each CPU thread's synchronising calls, in start order
-// (calls on one thread do not overlap).
-type syncIndex map[int32][]ingest.Launch
+// (calls on one thread do not overlap), by thread index (Launch.Thread),
+// with a cursor per thread: queries come mostly in time order.
+type syncIndex struct {
+	calls  [][]ingest.Launch
+	cursor []int
+}
 
-func newSyncIndex(t *ingest.Trace) syncIndex {
-	x := make(syncIndex)
-	cache := make(map[ingest.StrID]bool)
+func newSyncIndex(t *ingest.Trace) *syncIndex {
+	x := &syncIndex{calls: make([][]ingest.Launch, len(t.Threads)), cursor: make([]int, len(t.Threads))}
+	known := make([]int8, t.Strings.Len()) // 0 unknown, 1 sync, -1 not
 	for _, l := range t.Launches.All() {
-		s, ok := cache[l.Name]
-		if !ok {
-			s = isSyncCall(t.Name(l.Name))
-			cache[l.Name] = s
+		k := known[l.Name]
+		if k == 0 {
+			k = -1
+			if isSyncCall(t.Name(l.Name)) {
+				k = 1
+			}
+			known[l.Name] = k
 		}
-		if s {
-			x[l.Thread] = append(x[l.Thread], *l)
+		if k == 1 && int(l.Thread) >= 0 && int(l.Thread) < len(x.calls) {
+			x.calls[l.Thread] = append(x.calls[l.Thread], *l)
 		}
 	}
-	for th, ls := range x {
+	for _, ls := range x.calls {
 		slices.SortFunc(ls, func(a, b ingest.Launch) int { return cmp64(a.Start, b.Start) })
-		x[th] = ls
 	}
 	return x
 }
 
 // blocked says whether thread was in a synchronising call that began
 // before launch and had not returned when the GPU went idle at idleFrom.
-func (x syncIndex) blocked(thread int32, idleFrom, launch int64) bool {
-	ls := x[thread]
-	i, _ := slices.BinarySearchFunc(ls, launch, func(l ingest.Launch, t int64) int { return cmp64(l.Start, t) })
+func (x *syncIndex) blocked(thread int32, idleFrom, launch int64) bool {
+	if thread < 0 || int(thread) >= len(x.calls) {
+		return false
+	}
+	ls := x.calls[thread]
+	// i: the number of calls that began before launch.
+	i := x.cursor[thread]
+	if i > len(ls) || (i > 0 && ls[i-1].Start >= launch) {
+		i, _ = slices.BinarySearchFunc(ls, launch, func(l ingest.Launch, t int64) int { return cmp64(l.Start, t) })
+	}
+	for i < len(ls) && ls[i].Start < launch {
+		i++
+	}
+	x.cursor[thread] = i
 	return i > 0 && ls[i-1].Start+ls[i-1].Dur >= idleFrom
 }
 
@@ -315,13 +332,14 @@ type accountPass struct {
 	p        *rankPass
 	rc       *crossrank.RankComm // nil without an alignment
 	late     []int               // late rank per matched instance
-	syncs    syncIndex
+	syncs    *syncIndex
 	gapNS    int64
 	isGraph  map[ingest.StrID]bool
 	nb       int
 	group    []Group // per bucket index
 	waitRank []int   // this step's late ranks, by wait class offset
-	pts      []point
+	// starts and ends are the interval ends of the step being swept.
+	starts, ends []point
 }
 
 // point is one end of an event's (or an event part's) interval.
@@ -379,23 +397,22 @@ func launchGapUS(opt Options) float64 {
 // when nothing runs, to the idle cause of the gap.
 func (ap *accountPass) step(s int) *Account {
 	p := ap.p
-	ap.pts = ap.pts[:0]
+	ap.starts, ap.ends = ap.starts[:0], ap.ends[:0]
 	ap.waitRank = ap.waitRank[:0]
 	for _, i := range p.order[p.off[s]:p.off[s+1]] {
 		ap.addEvent(i)
 	}
-	slices.SortFunc(ap.pts, func(a, b point) int {
+	// Starts and ends are each nearly in order already (events come in
+	// trace order, and a stream runs one at a time): two sorts of nearly
+	// sorted runs and a merge cost less than one sort of both.
+	byTime := func(a, b point) int {
 		if c := cmp64(a.t, b.t); c != 0 {
 			return c
 		}
-		if a.start != b.start { // ends first
-			if a.start {
-				return 1
-			}
-			return -1
-		}
 		return int(a.ev) - int(b.ev)
-	})
+	}
+	slices.SortFunc(ap.starts, byTime)
+	slices.SortFunc(ap.ends, byTime)
 	nc := 2*ap.nb + clsWaitOff + len(ap.waitRank)
 	byCls := make([]int64, nc)
 	count := make([]int32, nc)
@@ -403,17 +420,25 @@ func (ap *accountPass) step(s int) *Account {
 	acc := &Account{Compute: make(map[BucketID]float64)}
 	var idle IdleCauses
 	var idleNS int64
-	for k, pt := range ap.pts {
+	var prev int64
+	for k, i, j := 0, 0, 0; i < len(ap.starts) || j < len(ap.ends); k++ {
+		var pt point
+		if j < len(ap.ends) && (i == len(ap.starts) || ap.ends[j].t <= ap.starts[i].t) { // ends first
+			pt, j = ap.ends[j], j+1
+		} else {
+			pt, i = ap.starts[i], i+1
+		}
 		if k > 0 {
-			if d := pt.t - ap.pts[k-1].t; d > 0 {
+			if d := pt.t - prev; d > 0 {
 				if c := topClass(active); c >= 0 {
 					byCls[c] += d
 				} else {
 					idleNS += d
-					ap.gap(&idle, ap.pts[k-1].t, pt)
+					ap.gap(&idle, prev, pt)
 				}
 			}
 		}
+		prev = pt.t
 		c := pt.cls
 		if pt.start {
 			if count[c] == 0 {
@@ -520,7 +545,8 @@ func (ap *accountPass) seg(i int32, start, end int64, cls int) {
 	if end < start {
 		end = start
 	}
-	ap.pts = append(ap.pts, point{start, i, int16(cls), true}, point{end, i, int16(cls), false})
+	ap.starts = append(ap.starts, point{start, i, int16(cls), true})
+	ap.ends = append(ap.ends, point{end, i, int16(cls), false})
 }
 
 // gap adds the idle from idleFrom to next's start (next is the start of the
@@ -529,7 +555,11 @@ func (ap *accountPass) gap(idle *IdleCauses, idleFrom int64, next point) {
 	p := ap.p
 	d := us(next.t - idleFrom)
 	ev := p.t.GPU.At(int(next.ev))
-	l := p.launchOf(ev)
+	var l *ingest.Launch
+	j := p.launchAt[next.ev]
+	if j >= 0 {
+		l = p.t.Launches.At(int(j))
+	}
 	switch {
 	case l == nil:
 		idle.UnexplainedUS += d
@@ -537,7 +567,7 @@ func (ap *accountPass) gap(idle *IdleCauses, idleFrom int64, next point) {
 		idle.AfterSyncUS += d
 	case l.Start > idleFrom:
 		idle.HostLateUS += d
-	case graphLaunch(p.t, l, ap.isGraph) && p.replayStart[p.li.find(ev.Correlation)] == ev.Start:
+	case graphLaunch(p.t, l, ap.isGraph) && p.replayStart[j] == ev.Start:
 		idle.GraphLaunchUS += d
 	case next.t-idleFrom <= ap.gapNS:
 		idle.LaunchGapUS += d

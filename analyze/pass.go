@@ -34,6 +34,7 @@ type rankPass struct {
 	source, evidence string
 
 	stepOf   []int32 // per GPU event; -1 outside every step
+	launchAt []int32 // per GPU event: its launch's index in Trace.Launches, -1 when absent
 	bucketOf []uint8 // per GPU event
 	steps    []stepAcc
 	outside  stepAcc
@@ -93,13 +94,19 @@ func (p *rankPass) assign() {
 	t := p.t
 	n := t.GPU.Len()
 	p.stepOf = make([]int32, n)
+	p.launchAt = make([]int32, n)
 	p.bucketOf = make([]uint8, n)
 	p.delays = make([]int64, 0, n)
 	p.replayStart = make(map[int32]int64)
 	isGraph := make(map[ingest.StrID]bool)
 	hint := 0
 	for i, ev := range t.GPU.All() {
-		l := p.launchOf(ev)
+		j := p.li.find(ev.Correlation)
+		p.launchAt[i] = j
+		var l *ingest.Launch
+		if j >= 0 {
+			l = t.Launches.At(int(j))
+		}
 		ts := ev.Start
 		if l == nil {
 			p.noLaunch++
@@ -120,7 +127,6 @@ func (p *rankPass) assign() {
 		case !graphLaunch(t, l, isGraph):
 			p.delays = append(p.delays, ev.Start-l.Start)
 		default:
-			j := p.li.find(ev.Correlation)
 			if v, ok := p.replayStart[j]; !ok || ev.Start < v {
 				p.replayStart[j] = ev.Start
 			}
