@@ -51,3 +51,34 @@ func TestHeadlineAccountShapes(t *testing.T) {
 		t.Errorf("host_sync_item: after sync %.0f us a step", it.Idle.AfterSyncUS)
 	}
 }
+
+// TestWhatIf checks the what-if estimates where the answer is known by
+// construction: the eager TP2 run is host-bound (without the late host
+// its step would be a fraction of itself), the CUDA-graph TP1 run is not;
+// no estimate exceeds the step or falls below its compute.
+func TestWhatIf(t *testing.T) {
+	for _, tc := range []struct {
+		sample       string
+		n            int     // estimates
+		hostOnTimeLo float64 // bounds of the host-never-late estimate, share of the step
+		hostOnTimeHi float64
+	}{
+		{"eager", 3, 0.05, 0.25},
+		{"pair_host_delay", 1, 0.15, 0.35},
+		{"bare_cudagraph", 1, 0.85, 1.0},
+	} {
+		_, r := analyzePath(t, testkit.Real(t, tc.sample))
+		if len(r.WhatIf) != tc.n {
+			t.Errorf("%s: %d what-if estimates, want %d: %+v", tc.sample, len(r.WhatIf), tc.n, r.WhatIf)
+		}
+		compute := r.Ranks[0].Decode.Account.ComputeUS
+		for _, w := range r.WhatIf {
+			if w.StepUS > w.NowUS || w.StepUS < compute || w.Assumption == "" {
+				t.Errorf("%s: %s: %.0f us of %.0f us (compute %.0f us)", tc.sample, w.Name, w.StepUS, w.NowUS, compute)
+			}
+			if w.Name == WhatIfHostOnTime && (w.StepUS < tc.hostOnTimeLo*w.NowUS || w.StepUS > tc.hostOnTimeHi*w.NowUS) {
+				t.Errorf("%s: host never late: %.0f us of %.0f us", tc.sample, w.StepUS, w.NowUS)
+			}
+		}
+	}
+}
