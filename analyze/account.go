@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 	"strings"
@@ -134,6 +135,29 @@ func (a *Account) Largest() Part {
 	return best
 }
 
+// Part returns the figure of the part named name (Parts' names), 0 for an
+// unknown name.
+func (a *Account) Part(name string) float64 {
+	for _, p := range a.Parts() {
+		if p.Name == name {
+			return p.US
+		}
+	}
+	return 0
+}
+
+// LargestIdle returns the largest idle cause of a (a zero Part when the
+// step has no idle).
+func (a *Account) LargestIdle() Part {
+	var best Part
+	for _, p := range a.Parts() {
+		if strings.HasPrefix(p.Name, "idle: ") && p.US > best.US {
+			best = p
+		}
+	}
+	return best
+}
+
 // Sum returns the sum of the parts: the span, up to rounding.
 func (a *Account) Sum() float64 {
 	s := 0.0
@@ -258,7 +282,7 @@ func newSyncIndex(t *ingest.Trace) *syncIndex {
 		}
 	}
 	for _, ls := range x.calls {
-		slices.SortFunc(ls, func(a, b ingest.Launch) int { return cmp64(a.Start, b.Start) })
+		slices.SortFunc(ls, func(a, b ingest.Launch) int { return cmp.Compare(a.Start, b.Start) })
 	}
 	return x
 }
@@ -273,23 +297,13 @@ func (x *syncIndex) blocked(thread int32, idleFrom, launch int64) bool {
 	// i: the number of calls that began before launch.
 	i := x.cursor[thread]
 	if i > len(ls) || (i > 0 && ls[i-1].Start >= launch) {
-		i, _ = slices.BinarySearchFunc(ls, launch, func(l ingest.Launch, t int64) int { return cmp64(l.Start, t) })
+		i, _ = slices.BinarySearchFunc(ls, launch, func(l ingest.Launch, t int64) int { return cmp.Compare(l.Start, t) })
 	}
 	for i < len(ls) && ls[i].Start < launch {
 		i++
 	}
 	x.cursor[thread] = i
 	return i > 0 && ls[i-1].Start+ls[i-1].Dur >= idleFrom
-}
-
-func cmp64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // lateRanks returns, per matched collective instance, the rank that
@@ -406,7 +420,7 @@ func (ap *accountPass) step(s int) *Account {
 	// trace order, and a stream runs one at a time): two sorts of nearly
 	// sorted runs and a merge cost less than one sort of both.
 	byTime := func(a, b point) int {
-		if c := cmp64(a.t, b.t); c != 0 {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
 		}
 		return int(a.ev) - int(b.ev)

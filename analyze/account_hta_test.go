@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -83,7 +84,7 @@ func htaGaps(rt *refTrace, stream func(refEvent) int, dropLastStep bool) map[int
 	}
 	out := map[int][]htaGap{}
 	for s, evs := range by {
-		slices.SortStableFunc(evs, func(a, b refEvent) int { return cmp64(a.start, b.start) })
+		slices.SortStableFunc(evs, func(a, b refEvent) int { return cmp.Compare(a.start, b.start) })
 		for i := 1; i < len(evs); i++ {
 			prev, next := evs[i-1], evs[i]
 			l, ok := rt.launch[next.corr]
@@ -206,7 +207,7 @@ func compareInStep(t *testing.T, name string, rt *refTrace, gaps []htaGap, rk *R
 			spans = append(spans, w)
 		}
 	}
-	slices.SortFunc(spans, func(a, b [2]int64) int { return cmp64(a[0], b[0]) })
+	slices.SortFunc(spans, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
 	for i := 1; i < len(spans); i++ {
 		if spans[i][0] < spans[i-1][1] {
 			// Step k+1's first event starts before step k's last ends

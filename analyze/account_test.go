@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -126,7 +127,7 @@ type refAccount struct {
 // refUnion returns the length of the union of the events' intervals.
 func refUnion(evs []refEvent) int64 {
 	evs = slices.Clone(evs)
-	slices.SortFunc(evs, func(a, b refEvent) int { return cmp64(a.start, b.start) })
+	slices.SortFunc(evs, func(a, b refEvent) int { return cmp.Compare(a.start, b.start) })
 	var total int64
 	for i := 0; i < len(evs); {
 		s, e := evs[i].start, evs[i].end
@@ -163,7 +164,7 @@ func refStep(rt *refTrace, evs []refEvent, group func(refEvent) Group, gapNS int
 	a.comm = busy - a.compute - a.memory
 	a.idle = a.span - busy
 	sorted := slices.Clone(evs)
-	slices.SortStableFunc(sorted, func(x, y refEvent) int { return cmp64(x.start, y.start) })
+	slices.SortStableFunc(sorted, func(x, y refEvent) int { return cmp.Compare(x.start, y.start) })
 	end := sorted[0].end
 	for _, e := range sorted[1:] {
 		if e.start > end {

@@ -1,7 +1,5 @@
 package analyze
 
-import "strings"
-
 // Thresholds of the headline's account.
 const (
 	// divergePartRatio: the ranks diverge on a part of the account when one
@@ -82,7 +80,7 @@ func headlineAccount(ranks []Rank, get func(*Rank) Phase) *HeadlineAccount {
 	h.SpanUS, h.Part, h.PartUS, h.PartShare = slow.SpanUS, part.Name, part.US, pctOf(part.US, slow.SpanUS)
 	var per []RankPart
 	for _, rank := range order {
-		per = append(per, RankPart{Rank: rank, SpanUS: accounts[rank].SpanUS, US: partUS(accounts[rank], part.Name)})
+		per = append(per, RankPart{Rank: rank, SpanUS: accounts[rank].SpanUS, US: accounts[rank].Part(part.Name)})
 	}
 	if partsDiverge(per) {
 		h.PerRank = per
@@ -93,16 +91,6 @@ func headlineAccount(ranks []Rank, get func(*Rank) Phase) *HeadlineAccount {
 		}
 	}
 	return h
-}
-
-// partUS returns the figure of the part named name in a.
-func partUS(a *Account, name string) float64 {
-	for _, p := range a.Parts() {
-		if p.Name == name {
-			return p.US
-		}
-	}
-	return 0
 }
 
 // partsDiverge says whether one rank's figure is more than
@@ -137,10 +125,8 @@ func waitCause(rank int, accounts map[int]*Account) (WaitCause, bool) {
 		return WaitCause{}, false
 	}
 	w.ForIdleUS = late.IdleUS
-	for _, p := range late.Parts() {
-		if strings.HasPrefix(p.Name, "idle: ") && p.US > w.ForCauseUS {
-			w.ForCause, w.ForCauseUS = p.Name, p.US
-		}
+	if c := late.LargestIdle(); c.US > 0 {
+		w.ForCause, w.ForCauseUS = c.Name, c.US
 	}
 	return w, true
 }

@@ -75,8 +75,8 @@ func whatIfs(r *Report) []WhatIf {
 // hostBound says whether a's largest idle cause is the host: late or
 // after a sync.
 func hostBound(a *Account) bool {
-	host := max(a.Idle.HostLateUS, a.Idle.AfterSyncUS)
-	return host > 0 && host >= a.Idle.LaunchGapUS && host >= a.Idle.GraphLaunchUS && host >= a.Idle.UnexplainedUS
+	c := a.LargestIdle()
+	return c.Name == PartHostLate || c.Name == PartAfterSync
 }
 
 // linkPeakSaving returns the time per step (per rank) the phase's

@@ -89,9 +89,9 @@ func diffWaitText(d *diff.Diff) string {
 	if !okb || !okh {
 		return ""
 	}
-	cause := largestIdle(lb)
+	cause := lb.LargestIdle()
 	return fmt.Sprintf(": rank %s waits for rank %s, whose %s went %s -> %s ms/step", rankNum(waiter), rankNum(late),
-		PartText(cause.Name), msSig(cause.US), msSig(partOf(lh, cause.Name)))
+		PartText(cause.Name), msSig(cause.US), msSig(lh.Part(cause.Name)))
 }
 
 // accountsByRank indexes a side's accounts by rank.
@@ -101,25 +101,4 @@ func accountsByRank(as []diff.RankAccount) map[int]*analyze.Account {
 		m[a.Rank] = a.Account
 	}
 	return m
-}
-
-// largestIdle returns a's largest idle cause.
-func largestIdle(a *analyze.Account) analyze.Part {
-	var best analyze.Part
-	for _, p := range a.Parts() {
-		if strings.HasPrefix(p.Name, "idle: ") && p.US > best.US {
-			best = p
-		}
-	}
-	return best
-}
-
-// partOf returns the figure of the part named name in a.
-func partOf(a *analyze.Account, name string) float64 {
-	for _, p := range a.Parts() {
-		if p.Name == name {
-			return p.US
-		}
-	}
-	return 0
 }

@@ -99,3 +99,21 @@ func FindingText(h *analyze.Headline) string {
 	}
 	return text
 }
+
+// outlierPartText names the largest part of the outlier step's account:
+// "; its largest part: GPU idle with the host late, 41.20 ms". "" when the
+// step has no account.
+func outlierPartText(r *analyze.Report, o *analyze.StepOutlier) string {
+	for i := range r.Ranks {
+		if r.Ranks[i].Rank != o.Rank {
+			continue
+		}
+		for _, s := range r.Ranks[i].Steps {
+			if s.Index == o.Step && s.Account != nil {
+				p := s.Account.Largest()
+				return fmt.Sprintf("; its largest part: %s, %s ms", PartText(p.Name), ms(p.US))
+			}
+		}
+	}
+	return ""
+}

@@ -80,6 +80,7 @@ func HeadlineText(r *analyze.Report) string {
 		if o.MedianSpanUS > 0 && o.SpanUS > o.MedianSpanUS {
 			text += fmt.Sprintf(" (%.0fx the median step)", o.SpanUS/o.MedianSpanUS)
 		}
+		text += outlierPartText(r, o)
 	}
 	return text
 }
