@@ -131,6 +131,7 @@ func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Optio
 	rk.Outside = BucketStat{US: us(p.outside.kernelNS), Count: p.outside.events}
 	rk.TraceKernelUS, rk.TraceCommKernels = p.traceTotals()
 	rk.TopKernels, rk.Unclassified = p.kernelLists(rk.Steps, opt)
+	rk.Layers = p.layerFolds(rk.Steps)
 	rk.LaunchDelay = launchDelay(p.delays)
 	rk.GraphLaunchDelay = launchDelay(p.graphDelays())
 	if p.noLaunch > 0 {

@@ -46,6 +46,10 @@ type Rank struct {
 	// Mixed aggregates the steps that ran prefill and decode requests
 	// together; nil when there are none.
 	Mixed *Phase `json:"mixed,omitempty"`
+	// Layers folds each phase's steps into the model's layers (decode,
+	// prefill, mixed, those that fold): per layer and per position in the
+	// layer.
+	Layers []LayerFold `json:"layers,omitempty"`
 	// TopKernels lists per bucket the kernels with the most time (decode
 	// steps when there are any, else all steps).
 	TopKernels map[BucketID][]KernelStat `json:"top_kernels"`

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"kinetoscope/analyze"
@@ -15,21 +16,68 @@ import (
 
 // enqueue analyses a run in the background, at most cfg.Workers at once.
 // Once Close has begun it does nothing: the run stays queued in the store
-// and is analysed on the next start.
+// and is analysed on the next start. An attempt that a store failed is
+// tried again after a pause (retryDelay), jobAttempts in all.
 func (s *Server) enqueue(id string) {
 	if !s.begin() {
 		return
 	}
 	go func() {
 		defer s.wg.Done()
-		if s.acquireWorker(s.ctx) != nil {
-			return
+		for attempt := 1; ; attempt++ {
+			err := s.analyzeOnWorker(id, attempt >= jobAttempts)
+			if err == nil || errors.Is(err, errHandedBack) {
+				return
+			}
+			s.log.Warn("analysis: a store failed; trying again", "run", id, "attempt", attempt, "err", err)
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-time.After(retryDelay(attempt)):
+			}
 		}
-		defer s.releaseWorker()
-		ctx, stop := s.startAnalysis(s.ctx, id)
-		defer stop()
-		s.analyzeRun(ctx, id)
 	}()
+}
+
+// analyzeOnWorker analyses the run id on one of the in-process workers.
+func (s *Server) analyzeOnWorker(id string, last bool) error {
+	if err := s.acquireWorker(s.ctx); err != nil {
+		return errHandedBack
+	}
+	defer s.releaseWorker()
+	ctx, stop := s.startAnalysis(s.ctx, id)
+	defer stop()
+	return s.finishAttempt(ctx, id, s.analyzeRun(ctx, id), last)
+}
+
+// retryDelay is the pause before attempt+1 of an analysis that a store
+// failed: 1 s, 4 s, 16 s, 64 s (River's policy is attempt^4 seconds).
+func retryDelay(attempt int) time.Duration {
+	return time.Second << (2 * min(attempt-1, 6))
+}
+
+// errHandedBack is analyzeRun's answer when the server shut down during
+// the analysis: the run is queued again, and its attempt not counted.
+var errHandedBack = errors.New("handed back: the server is shutting down")
+
+// maxAnalysisStarts bounds the attempts at a run's analysis that the
+// process did not live to finish: a run whose analysis started this many
+// times without ending (the server killed while analysing it, by the
+// out-of-memory killer say) is failed instead of tried again, so that one
+// input never crash-loops the server.
+const maxAnalysisStarts = 3
+
+// finishAttempt records, on the last attempt at a run's analysis, the
+// failure of one that a store failed (err, from analyzeRun): it fails the
+// run saying why, rather than leave it queued for ever. It returns err
+// when the analysis should be tried again.
+func (s *Server) finishAttempt(ctx context.Context, id string, err error, last bool) error {
+	if err == nil || errors.Is(err, errHandedBack) || !last {
+		return err
+	}
+	why := fmt.Errorf("the analysis failed %d times because a store failed (not because of the trace): %w; "+
+		"POST /api/v1/runs/%s/reanalyse to try again", jobAttempts, err, id)
+	return s.record(context.WithoutCancel(ctx), id, nil, why, store.Progress{Phase: "failed"})
 }
 
 // startAnalysis returns the context of one run's analysis, which ends
@@ -61,8 +109,10 @@ func (s *Server) stopAnalysis(id string) {
 // analyzeRun analyses one stored run and records the report or the error.
 // A run deleted meanwhile is left alone: its analysis is cancelled and
 // nothing is recorded. It returns an error only when the analysis should
-// be tried again: the store failed, or ctx ended first (the server is
-// shutting down; the run stays queued).
+// be tried again: a store failed (the database, or the blob store while
+// the files were read: then whatever the pipeline made of them is not
+// recorded, since a file cut short reads as a corrupt trace), or the
+// server is shutting down (errHandedBack: the run is queued again).
 func (s *Server) analyzeRun(ctx context.Context, id string) error {
 	run, err := s.meta.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -77,24 +127,109 @@ func (s *Server) analyzeRun(ctx context.Context, id string) error {
 	}
 	lp := &liveProgress{s: s, id: id, bytes: run.Size(), files: map[string]ingest.Progress{}}
 	p := lp.setPhase("reading")
-	if err := s.meta.SetStatus(ctx, id, store.StatusRunning, p, ""); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
+	attempts, err := s.meta.StartAnalysis(ctx, id, p)
+	switch {
+	case errors.Is(err, store.ErrNotFound) || err == nil && attempts == 0:
+		return nil // deleted, or finished meanwhile
+	case err != nil:
 		return fmt.Errorf("analysis of run %s: status: %w", id, err)
+	case attempts > maxAnalysisStarts:
+		s.log.Warn("analysis: not started again", "run", id, "attempts", attempts-1, "replica", s.replica)
+		return s.record(ctx, id, nil, fmt.Errorf("the analysis started %d times and the server stopped each time before it ended "+
+			"(killed while analysing this run: out of memory?); not tried again: POST /api/v1/runs/%s/reanalyse to try again",
+			attempts-1, id), lp.snapshot())
 	}
 	start := time.Now()
 	s.stats.analysisStarted()
-	rep, err := s.runPipeline(ctx, run, lp)
+	faults := &storeFaults{}
+	stopBeat := s.heartbeat(ctx, id, lp)
+	rep, err := s.runPipeline(ctx, run, lp, faults)
+	stopBeat()
 	s.stats.analysisDone(time.Since(start), err)
 	if ctx.Err() != nil {
-		// Shutting down (the run stays queued for the next start), or
-		// the run was deleted.
-		s.log.Info("analysis stopped", "run", id, "server_closing", s.ctx.Err() != nil)
-		return fmt.Errorf("analysis of run %s stopped: %w", id, ctx.Err())
+		return s.stopped(ctx, id, lp)
+	}
+	if ferr := faults.first(); ferr != nil {
+		s.handBack(ctx, id, lp)
+		return fmt.Errorf("analysis of run %s: %w", id, ferr)
 	}
 	s.log.Info("analysis over", "run", id, "seconds", time.Since(start).Seconds(), "err", err, "replica", s.replica)
 	return s.record(ctx, id, rep, err, lp.snapshot())
+}
+
+// stopped handles an analysis whose context ended first: the server is
+// shutting down (the run is handed back, errHandedBack), the run was
+// deleted (nil), or the job's timeout passed (the run fails, saying so:
+// trying again would take as long).
+func (s *Server) stopped(ctx context.Context, id string, lp *liveProgress) error {
+	switch {
+	case s.closing():
+		s.log.Info("analysis handed back: the server is shutting down", "run", id, "replica", s.replica)
+		s.handBack(ctx, id, lp)
+		return errHandedBack
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return s.record(context.WithoutCancel(ctx), id, nil, fmt.Errorf(
+			"the analysis took longer than the server's --job-timeout (%s): stopped", s.cfg.JobTimeout), lp.snapshot())
+	}
+	s.log.Info("analysis stopped: the run was deleted", "run", id)
+	return nil
+}
+
+// handBack returns an interrupted analysis's run to the queue, its attempt
+// uncounted.
+func (s *Server) handBack(ctx context.Context, id string, lp *liveProgress) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	p := lp.snapshot()
+	p.Phase = "queued"
+	if err := s.meta.HandBack(ctx, id, p); err != nil {
+		s.log.Warn("analysis: hand the run back (its attempt stays counted)", "run", id, "err", err)
+	}
+}
+
+// storeFaults keeps the first store failure met while a run's files were
+// read (a store.ReadError): the analysis of files read short proves
+// nothing about them.
+type storeFaults struct {
+	mu  sync.Mutex
+	err error
+}
+
+// note records err when it is a store's failure, and returns it.
+func (f *storeFaults) note(err error) error {
+	if f != nil && err != nil && store.Unavailable(err) {
+		f.mu.Lock()
+		if f.err == nil {
+			f.err = err
+		}
+		f.mu.Unlock()
+	}
+	return err
+}
+
+// first returns the first failure noted, or nil.
+func (f *storeFaults) first() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
+
+// faultyReader notes the store failures of a blob's reads.
+type faultyReader struct {
+	store.Blob
+	faults *storeFaults
+}
+
+// Read implements io.Reader.
+func (r faultyReader) Read(p []byte) (int, error) {
+	n, err := r.Blob.Read(p)
+	return n, r.faults.note(err)
+}
+
+// ReadAt implements io.ReaderAt.
+func (r faultyReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.Blob.ReadAt(p, off)
+	return n, r.faults.note(err)
 }
 
 // record stores the outcome of a run's analysis: its report, or the
@@ -126,13 +261,13 @@ func (s *Server) record(ctx context.Context, id string, rep *analyze.Report, err
 
 // runPipeline analyses the run's files, read from the blob store under
 // their layoutNames.
-func (s *Server) runPipeline(ctx context.Context, run *store.Run, lp *liveProgress) (rep *analyze.Report, err error) {
+func (s *Server) runPipeline(ctx context.Context, run *store.Run, lp *liveProgress, faults *storeFaults) (rep *analyze.Report, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("analysis crashed: %v", r)
 		}
 	}()
-	rep, err = s.analyze(s, ctx, run.ID, s.sources(ctx, run.Files), lp)
+	rep, err = s.analyze(s, ctx, run.ID, s.sources(ctx, run.Files, faults), lp)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +277,9 @@ func (s *Server) runPipeline(ctx context.Context, run *store.Run, lp *liveProgre
 
 // sources returns the files as the pipeline reads them: streamed from the
 // blob store, under their layoutNames (the rank file names of the report).
-func (s *Server) sources(ctx context.Context, files []store.File) []ingest.Source {
+// The store's failures to open or read them are noted in faults (nil:
+// not noted).
+func (s *Server) sources(ctx context.Context, files []store.File, faults *storeFaults) []ingest.Source {
 	names := layoutNames(files)
 	srcs := make([]ingest.Source, len(files))
 	for i, f := range files {
@@ -152,9 +289,9 @@ func (s *Server) sources(ctx context.Context, files []store.File) []ingest.Sourc
 				return nil, fmt.Errorf("the stored file (sha256 %s) is %w", f.SHA256, errBlobMissing)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("stored file: %w", err)
+				return nil, faults.note(fmt.Errorf("stored file: %w", err))
 			}
-			return b, nil
+			return faultyReader{b, faults}, nil
 		}}
 	}
 	return srcs
@@ -232,6 +369,9 @@ func (l *liveProgress) setPhase(phase string) store.Progress {
 // the bytes read never pass it.
 func (l *liveProgress) publish() store.Progress {
 	sp := store.Progress{Phase: l.phase, TotalBytes: l.bytes}
+	if l.s.queue != nil {
+		sp.Replica = l.s.replica
+	}
 	var members int64
 	for _, f := range l.files {
 		sp.Bytes += f.Bytes

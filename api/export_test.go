@@ -46,3 +46,12 @@ func (s *Server) HoldChartWorkers() (release func()) {
 		}
 	}
 }
+
+// SweepNow sweeps the blobs that no run references and no upload holds,
+// older than cfg.SweepAge, as the hourly sweep does, and returns how
+// many it removed.
+func (s *Server) SweepNow(ctx context.Context) (int, error) { return s.sweepOrphans(ctx) }
+
+// RescueSlack is rescueSlack: how long past the job timeout and the
+// margin a dead replica's job may wait for another replica.
+const RescueSlack = rescueSlack

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -188,8 +189,19 @@ func TestOpenAPIOutputs(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: t.TempDir()})
 	var doc map[string]any
 	getJSON(t, s.URL+"/api/v1/openapi.json", &doc)
-	run := uploadFile(t, s.URL, testkit.Public(t, "hta-sampled-rank-0.json.gz"), "")
-	waitRun(t, s.URL, run.ID)
+	// A real run with every output: two ranks, collectives, layers.
+	ranks, err := filepath.Glob(filepath.Join(testkit.Real(t, "eager"), "*.pt.trace.json.gz"))
+	must(t, err)
+	ct, body := multipartBody(t, "eager", "", ranks...)
+	code, resp := do(t, "POST", s.URL+"/api/v1/runs", ct, body)
+	if code != http.StatusAccepted {
+		t.Fatalf("upload: %d %s", code, resp)
+	}
+	var run created
+	must(t, json.Unmarshal(resp, &run))
+	if r := waitRun(t, s.URL, run.ID); r.Status != "done" {
+		t.Fatalf("run %s: %s", run.ID, r.Status)
+	}
 	diffQ := "?base=" + run.ID + "&head=" + run.ID
 	for _, tc := range []struct {
 		path, method, param string

@@ -38,8 +38,10 @@ func (analyzeArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{MaxAttempts: jobAttempts, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
 
-// jobAttempts bounds the attempts at one run's analysis: a replica that
-// dies or shuts down mid-analysis costs an attempt.
+// jobAttempts bounds the attempts at one run's analysis that a store
+// failed (an S3 outage while the files were read, the database), on both
+// queues; River counts a replica's death too. A shutdown hands its
+// analyses back without costing one.
 const jobAttempts = 5
 
 // analyzeWorker runs analyzeArgs jobs.
@@ -50,8 +52,10 @@ type analyzeWorker struct {
 
 // Work implements river.Worker: it analyses the run and records the
 // outcome. An analysis that fails records the failure and is not retried;
-// one cut off (the replica shutting down, the job's timeout) returns the
-// error, and River retries the job.
+// one that a store failed returns the error, and River retries the job
+// after a pause (on the last attempt the run fails, saying why); one cut
+// off by the replica shutting down is snoozed: available again at once,
+// its attempt not counted.
 func (w *analyzeWorker) Work(ctx context.Context, job *river.Job[analyzeArgs]) error {
 	if job.Attempt > 1 {
 		w.s.stats.retried()
@@ -59,7 +63,11 @@ func (w *analyzeWorker) Work(ctx context.Context, job *river.Job[analyzeArgs]) e
 	}
 	ctx, stop := w.s.startAnalysis(ctx, job.Args.Run)
 	defer stop()
-	return w.s.analyzeRun(ctx, job.Args.Run)
+	err := w.s.finishAttempt(ctx, job.Args.Run, w.s.analyzeRun(ctx, job.Args.Run), job.Attempt >= job.MaxAttempts)
+	if errors.Is(err, errHandedBack) {
+		return river.JobSnooze(0)
+	}
+	return err
 }
 
 // riverQueue is the analysis queue of a server over PostgreSQL.
@@ -124,6 +132,47 @@ func (q *riverQueue) create(ctx context.Context, run *store.Run) error {
 	})
 }
 
+// reset queues a finished run to be analysed again: the run is reset and
+// its new job written in one transaction. The run's finished jobs are
+// removed first (a completed job would keep the new one out: jobs are
+// unique by run).
+func (q *riverQueue) reset(ctx context.Context, id string, p store.Progress) error {
+	return q.pg.ResetWith(ctx, id, p, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM river_job WHERE kind = $1 AND args->>'run' = $2 AND state IN ('completed', 'discarded', 'cancelled')`,
+			analyzeArgs{}.Kind(), id); err != nil {
+			return fmt.Errorf("drop the finished jobs of run %s: %w", id, err)
+		}
+		res, err := q.client.InsertTx(ctx, tx, analyzeArgs{Run: id}, nil)
+		if err != nil {
+			return fmt.Errorf("queue the analysis of run %s: %w", id, err)
+		}
+		if res.UniqueSkippedAsDuplicate {
+			return fmt.Errorf("run %s: %w", id, errJobFinishing)
+		}
+		return nil
+	})
+}
+
+// errJobFinishing is reset's answer for a finished run whose job has not
+// yet ended: it recorded the run's outcome and is about to return.
+var errJobFinishing = errors.New("the job of its last analysis is still ending")
+
+// resetSoon is reset, tried again for a few seconds while the run's last
+// job is still ending.
+func (q *riverQueue) resetSoon(ctx context.Context, id string, p store.Progress) error {
+	for try := 0; ; try++ {
+		err := q.reset(ctx, id, p)
+		if !errors.Is(err, errJobFinishing) || try == 50 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // requeue makes sure every unfinished run has a job: runs recorded by an
 // older version, or whose jobs were removed by hand. A run that has one
 // is skipped (jobs are unique by run).
@@ -177,6 +226,13 @@ func (q *riverQueue) stop() error {
 		return fmt.Errorf("stop the analysis queue: %w", err)
 	}
 	return nil
+}
+
+// closing reports whether Close (or CutOff) has begun.
+func (s *Server) closing() bool {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	return s.closed
 }
 
 // replicaID names this process among the replicas: the host name and the

@@ -31,6 +31,7 @@ func (s *Server) routes() (err error) {
 	v1.GET("/runs", s.listRuns)
 	v1.GET("/runs/:id", s.getRun)
 	v1.DELETE("/runs/:id", s.deleteRun)
+	v1.POST("/runs/:id/reanalyse", s.reanalyseRun)
 	v1.GET("/runs/:id/report", s.getReport)
 	v1.GET("/runs/:id/charts/:chart", s.getChart)
 	v1.GET("/runs/:id/trace", s.getTrace)
@@ -80,6 +81,9 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	}
 	code, msg := http.StatusInternalServerError, err.Error()
 	var he *echo.HTTPError
+	if ua, ok := s.unavailableAnswer(c, err); ok {
+		err = ua
+	}
 	switch {
 	case errors.As(err, &he):
 		code = he.Code

@@ -117,6 +117,7 @@ func (s *Server) withLive(r *store.Run) {
 	if p, ok := s.liveOf(r.ID); ok && r.Status == store.StatusRunning {
 		r.Progress = p
 	}
+	s.noteStalled(r)
 }
 
 // Run returns one run with its live progress.
@@ -305,6 +306,7 @@ func (s *Server) deleteRun(c echo.Context) error {
 	}
 	s.stopAnalysis(id)
 	s.images.dropRun(id)
+	s.announceDelete(ctx, id)
 	for _, sha := range orphans { // neither used by a run nor held by an upload
 		if err := s.blobs.Delete(ctx, sha); err != nil {
 			s.log.Warn("delete blob", "run", id, "sha256", sha, "err", err)

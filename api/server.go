@@ -49,17 +49,20 @@ type Config struct {
 	// Blobs is where the uploaded files are kept: file://DIR (default:
 	// blobs/ in DataDir) or s3://BUCKET?endpoint=HOST:PORT&region=R.
 	Blobs string
-	// JobTimeout bounds one analysis on the shared queue (default 30m).
-	// A job whose replica died is taken by another once it has been
-	// running for JobTimeout + RescueMargin (default 1m).
+	// JobTimeout bounds one analysis on the shared queue (default 30m):
+	// past it the run fails, saying so. A job whose replica died is taken
+	// by another once it has been running for JobTimeout + RescueMargin
+	// (default 1m), within rescueSlack (40 s) more.
 	JobTimeout   time.Duration
 	RescueMargin time.Duration
 	// Replica names this server among the replicas, in logs, /healthz and
 	// /metrics (default: host name and process id).
 	Replica string
-	// SweepAge is the age past which an upload's leftovers in an object
-	// store (incomplete multipart uploads, temporary objects: what a
-	// process killed mid-upload leaves) are removed (default 24h).
+	// SweepAge is the age past which an upload's leftovers are removed:
+	// in an object store, incomplete multipart uploads and temporary
+	// objects (what a process killed mid-upload leaves); in any blob
+	// store, blobs that no run references and no upload holds (default
+	// 24h).
 	SweepAge time.Duration
 	// Token, when set, is required on every route but /healthz and the
 	// login page: as "Authorization: Bearer TOKEN", or in the session
@@ -297,9 +300,8 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 			s.enqueue(id)
 		}
 	}
-	if s3, ok := blobs.(*store.S3); ok {
-		go s.sweep(s3)
-	}
+	go s.sweep()
+	s.log.Info("kinetoscope stores", "db", storeName(meta, cfg.Meta), "blobs", storeName(blobs, cfg.Blobs), "replica", s.replica)
 	return s, nil
 }
 
@@ -314,30 +316,13 @@ func (s *Server) startQueue(pg *store.Postgres, unfinished []string) error {
 	if err := q.requeue(s.ctx, unfinished); err != nil {
 		return err
 	}
+	s.queue = q // before the first job runs: analyses read it
 	if err := q.client.Start(s.ctx); err != nil {
+		s.queue = nil
 		return fmt.Errorf("start the analysis queue: %w", err)
 	}
-	s.queue = q
+	go s.listenDeletes(pg)
 	return nil
-}
-
-// sweep removes what uploads killed mid-way left in the object store, at
-// start and then every hour, until the server closes.
-func (s *Server) sweep(b *store.S3) {
-	for {
-		n, err := b.Sweep(s.ctx, s.cfg.SweepAge)
-		switch {
-		case err != nil && s.ctx.Err() == nil:
-			s.log.Warn("blob sweep", "err", err)
-		case n > 0:
-			s.log.Info("blob sweep: removed the leftovers of interrupted uploads", "removed", n)
-		}
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-time.After(time.Hour):
-		}
-	}
 }
 
 // Handler returns the server's HTTP handler.

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -214,6 +213,7 @@ const helperReplicaEnv = "KINETOSCOPE_TEST_REPLICA"
 // ends by itself, so that the process is killed in the middle of one. It
 // prints its URL and serves until killed.
 func runHelperReplica(stores string) {
+	go exitWithParent()
 	meta, blobs, _ := strings.Cut(stores, " ")
 	dir, err := os.MkdirTemp("", "replica-")
 	if err != nil {
@@ -236,40 +236,31 @@ func runHelperReplica(stores string) {
 	select {}
 }
 
+// exitWithParent ends the replica process once the test process that
+// started it is gone (killed, or timed out before its cleanups ran).
+func exitWithParent() {
+	parent := os.Getppid()
+	for range time.Tick(200 * time.Millisecond) {
+		if os.Getppid() != parent {
+			os.Exit(2)
+		}
+	}
+}
+
 // A replica killed with SIGKILL in the middle of an analysis: another
 // replica takes the job over and finishes it, with analyze's report.
 func TestTeamReplicaKilled(t *testing.T) {
 	meta, blobs := pgtest.New(t), s3test.New(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperReplicaEnv+"="+meta+" "+blobs)
-	out, err := cmd.StdoutPipe()
-	must(t, err)
-	cmd.Stderr = os.Stderr
-	must(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	lines := bufio.NewScanner(out)
-	next := func(prefix string) string {
-		for lines.Scan() {
-			if v, ok := strings.CutPrefix(lines.Text(), prefix+" "); ok {
-				return v
-			}
-			if strings.HasPrefix(lines.Text(), "ERROR") {
-				t.Fatalf("replica: %s", lines.Text())
-			}
-		}
-		t.Fatalf("replica exited before %s: %v", prefix, lines.Err())
-		return ""
-	}
-	doomed := next("LISTEN")
+	doomed, analysing, cmd := startDoomed(t, stores{meta, blobs})
 	path := testkit.Public(t, traceSmall)
 	c := uploadFile(t, doomed, path, "&name=orphaned")
-	if got := next("ANALYSING"); got != c.ID {
+	if got := analysing(); got != c.ID {
 		t.Fatalf("replica analyses %s, want %s", got, c.ID)
 	}
 	// The run is running on the doomed replica: kill it there.
 	must(t, cmd.Process.Signal(syscall.SIGKILL))
 	killed := time.Now()
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) {
 		t.Fatalf("replica exit: %v", err)
@@ -277,18 +268,30 @@ func TestTeamReplicaKilled(t *testing.T) {
 	b := replica(t, "survivor", meta, blobs)
 	deadline := time.Now().Add(3 * time.Minute)
 	var got store.Run
+	var stalled string // what the run said once its replica was dead
 	for time.Now().Before(deadline) {
 		getJSON(t, b.URL+"/api/v1/runs/"+c.ID, &got)
 		if got.Status == store.StatusDone || got.Status == store.StatusFailed {
 			break
+		}
+		if got.Progress.Stalled != "" && stalled == "" {
+			stalled = got.Progress.Stalled
+			t.Logf("%s after the kill, the run says: %s", time.Since(killed).Round(100*time.Millisecond), stalled)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	if got.Status != store.StatusDone {
 		t.Fatalf("the killed replica's run on the survivor: %s %s", got.Status, got.Error)
 	}
+	took := time.Since(killed)
 	t.Logf("the survivor finished the killed replica's run %s after the kill (job timeout %s + margin %s)",
-		time.Since(killed).Round(100*time.Millisecond), teamJobTimeout, teamRescueMargin)
+		took.Round(100*time.Millisecond), teamJobTimeout, teamRescueMargin)
+	if bound := teamJobTimeout + teamRescueMargin + api.RescueSlack; took > bound {
+		t.Errorf("takeover took %s, past the bound the README states (job timeout + margin + %s = %s)", took, api.RescueSlack, bound)
+	}
+	if !strings.Contains(stalled, "replica doomed stopped answering") {
+		t.Errorf("while the dead replica held it, the run never said its replica stopped answering (said %q)", stalled)
+	}
 	sameReport(t, reportJSON(t, b.URL, c.ID), path)
 	if n := jobAttempts(t, meta)[c.ID]; n != 2 {
 		t.Errorf("job attempts: %d, want 2 (the killed one and the survivor's)", n)

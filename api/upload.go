@@ -51,6 +51,9 @@ func (s *Server) createRun(c echo.Context) error {
 	if err := up.addLabels(c.QueryParams()["label"]); err != nil {
 		return s.uploadError(err)
 	}
+	if err := s.probeStores(req.Context()); err != nil {
+		return s.uploadError(err)
+	}
 	var read func() error
 	switch {
 	case ct == "multipart/form-data":
@@ -93,6 +96,8 @@ func (s *Server) uploadError(err error) error {
 		return he
 	case s.ctx.Err() != nil:
 		return echo.NewHTTPError(http.StatusServiceUnavailable, shutdownMsg)
+	case store.Unavailable(err):
+		return err // the error handler answers 503 (unavailableAnswer)
 	case errors.As(err, &ie):
 		return echo.NewHTTPError(ie.Code, ie.Msg)
 	case errors.As(err, &mb):

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"errors"
 	"math"
 	"path/filepath"
 	"strings"
@@ -79,9 +80,15 @@ func checkCharts(t *testing.T, set *ingest.Set, r *analyze.Report) {
 	}
 	for _, name := range RunChartKinds() {
 		svg, err := run.Chart(ChartRequest{Kind: name, Format: render.SVG, Rank: -1, Step: -1})
-		if name == "bandwidth" && (r.Bandwidth == nil || len(r.Bandwidth.Rows) == 0) {
-			if err == nil || !strings.Contains(err.Error(), "no collective kernels") {
-				t.Errorf("bandwidth chart of a run without collectives: %v", err)
+		// A chart of what the run does not have says so (render.ErrNoData),
+		// and only then.
+		noData := map[string]bool{
+			"bandwidth": r.Bandwidth == nil || len(r.Bandwidth.Rows) == 0,
+			"layers":    render.ShownLayers(&r.Ranks[0]) == nil,
+		}
+		if noData[name] {
+			if !errors.Is(err, render.ErrNoData) {
+				t.Errorf("%s chart of a run without its data: %v", name, err)
 			}
 			continue
 		}
@@ -95,7 +102,7 @@ func checkCharts(t *testing.T, set *ingest.Set, r *analyze.Report) {
 			}
 			continue
 		}
-		if name != "timeline" && name != "bandwidth" && !strings.Contains(texts, head) {
+		if name != "timeline" && name != "bandwidth" && name != "layers" && !strings.Contains(texts, head) {
 			t.Errorf("%s: no headline bucket %q in\n%s", name, head, texts)
 		}
 	}

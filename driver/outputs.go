@@ -54,6 +54,10 @@ func Formats() []Format {
 			render.WriteSummaryCSV, nil},
 		{"csv-bandwidth", "one row per phase, collective and message size: algbw, busbw, share of the link's peak", typeCSV,
 			render.WriteBandwidthCSV, nil},
+		{"csv-layers", "one row per rank, phase, layer and bucket of the steps folded into layers", typeCSV,
+			render.WriteLayersCSV, nil},
+		{"csv-slots", "one row per rank, phase and position in the layer: kernel, grid, block, duration", typeCSV,
+			render.WriteSlotsCSV, nil},
 		{"csv-account", "one row per rank, step (and phase mean) and part of the step-time account; a step's parts add up to its span", typeCSV,
 			render.WriteAccountCSV, nil},
 	}
@@ -172,6 +176,10 @@ func ChartKinds() []ChartKind {
 			}},
 		{Name: "ranks", Summary: "per rank, compute next to communication transfer and wait", Input: FromReport,
 			draw: func(run *Run, req ChartRequest) ([]byte, error) { return render.Ranks(run.Report, req.Format) }},
+		{Name: "layers", Summary: "time per layer by bucket, outlier and irregular layers marked (one rank)", Input: FromReport, PerRank: true,
+			draw: func(run *Run, req ChartRequest) ([]byte, error) {
+				return render.Layers(run.Report, req.Rank, req.Format)
+			}},
 		{Name: "timeline", Summary: "one step's kernels per stream on a time axis (one rank)", Input: FromTrace, PerRank: true,
 			draw: (*Run).timeline},
 		{Name: "bandwidth", Summary: "collective bus bandwidth per message size, against the link's peak", Input: FromReport,

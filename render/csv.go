@@ -163,3 +163,50 @@ func writeBandwidthCSV(w io.Writer, r *analyze.Report) error {
 		}
 	})
 }
+
+// layersHeader is the header of the "csv-layers" format: one row per rank,
+// phase, layer and bucket of the fold into layers (Rank.Layers), the
+// layer's figures repeated on each of its rows.
+var layersHeader = []string{
+	"rank", "file", "phase", "layer", "irregular", "layer_mean_us", "layer_p50_us", "layer_p90_us",
+	"layer_kernel_us", "layer_kernels", "bucket", "us",
+}
+
+// slotsHeader is the header of the "csv-slots" format: one row per rank,
+// phase and position in the repeated layer.
+var slotsHeader = []string{
+	"rank", "file", "phase", "slot", "label", "bucket", "kernel", "grid", "block", "count", "mean_us", "p50_us", "p90_us",
+}
+
+// writeLayersCSV writes one row per rank x phase x layer x bucket.
+func writeLayersCSV(w io.Writer, r *analyze.Report) error {
+	return writeCSV(w, layersHeader, func(emit func(...string)) {
+		for i := range r.Ranks {
+			rk := &r.Ranks[i]
+			for _, lf := range rk.Layers {
+				for _, l := range lf.PerLayer {
+					for _, id := range bucketOrder(r.Buckets, l.Buckets) {
+						emit(rankID(rk.Rank), rk.File, lf.Phase, strconv.Itoa(l.Index), strconv.FormatBool(l.Irregular),
+							num(l.MeanUS), num(l.P50US), num(l.P90US), num(l.KernelUS), strconv.Itoa(l.Kernels),
+							string(id), num(l.Buckets[id]))
+					}
+				}
+			}
+		}
+	})
+}
+
+// writeSlotsCSV writes one row per rank x phase x slot of the layer.
+func writeSlotsCSV(w io.Writer, r *analyze.Report) error {
+	return writeCSV(w, slotsHeader, func(emit func(...string)) {
+		for i := range r.Ranks {
+			rk := &r.Ranks[i]
+			for _, lf := range rk.Layers {
+				for _, s := range lf.Slots {
+					emit(rankID(rk.Rank), rk.File, lf.Phase, strconv.Itoa(s.Index), s.Label, string(s.Bucket), s.Name,
+						dims(s.Grid), dims(s.Block), strconv.Itoa(s.Count), num(s.MeanUS), num(s.P50US), num(s.P90US))
+				}
+			}
+		}
+	})
+}

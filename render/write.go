@@ -71,6 +71,24 @@ func WriteBandwidthCSV(w io.Writer, r *analyze.Report) error {
 	return writeBandwidthCSV(w, r)
 }
 
+// WriteLayersCSV writes one row per rank x phase x layer x bucket of the
+// steps folded into layers, the layer's time repeated on each row.
+func WriteLayersCSV(w io.Writer, r *analyze.Report) error {
+	if r == nil {
+		return errNoReport
+	}
+	return writeLayersCSV(w, r)
+}
+
+// WriteSlotsCSV writes one row per rank x phase x position in the
+// repeated layer: kernel, launch shape and duration.
+func WriteSlotsCSV(w io.Writer, r *analyze.Report) error {
+	if r == nil {
+		return errNoReport
+	}
+	return writeSlotsCSV(w, r)
+}
+
 // WriteDiffText writes a comparison of two runs as aligned plain text: the
 // headline first, then the step figures, buckets ordered by the size of
 // their change, transfer and wait, kernels changed, added and removed,

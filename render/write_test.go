@@ -11,6 +11,8 @@ import (
 
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
+	"kinetoscope/internal/testkit"
+	"kinetoscope/internal/testkit/reports"
 )
 
 func TestHeadlineText(t *testing.T) {
@@ -157,7 +159,7 @@ func TestWriteReportJSONRoundTrip(t *testing.T) {
 // TestWritersNil: every writer refuses nothing to write.
 func TestWritersNil(t *testing.T) {
 	for i, w := range []func(io.Writer, *analyze.Report) error{WriteReportText, WriteReportMarkdown,
-		WriteReportJSON, WriteStepsCSV, WriteSummaryCSV, WriteBandwidthCSV} {
+		WriteReportJSON, WriteStepsCSV, WriteSummaryCSV, WriteBandwidthCSV, WriteLayersCSV, WriteSlotsCSV} {
 		if err := w(io.Discard, nil); err == nil {
 			t.Errorf("report writer %d: nil report, no error", i)
 		}
@@ -184,5 +186,37 @@ func TestHeadlineBandwidth(t *testing.T) {
 	want := "Decode step 6.33 ms (p50 6.03 ms), GPU busy 40.0% of it; AllReduce leads decode kernel time: 68.5%, 1.86 ms/step, 8 calls/step; at 32 KiB it reaches 3.04 GB/s bus bandwidth, 4.8% of PCIe Gen5 x16 (2 ranks, 32 decode steps)"
 	if got := HeadlineText(r); got != want {
 		t.Errorf("HeadlineText = %q, want %q", got, want)
+	}
+}
+
+// TestLayersCSV: csv-layers has a row per rank, phase, layer and bucket of
+// the fold, csv-slots a row per slot, on the real MoE sample.
+func TestLayersCSV(t *testing.T) {
+	r := reports.Of(t, testkit.Real(t, "moe"))
+	var layerRows, slotRows int
+	for _, rk := range r.Ranks {
+		for _, lf := range rk.Layers {
+			slotRows += len(lf.Slots)
+			for _, l := range lf.PerLayer {
+				layerRows += len(l.Buckets)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		write  func(io.Writer, *analyze.Report) error
+		header []string
+		rows   int
+	}{{WriteLayersCSV, layersHeader, layerRows}, {WriteSlotsCSV, slotsHeader, slotRows}} {
+		var b bytes.Buffer
+		if err := tc.write(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(&b).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.rows == 0 || len(recs)-1 != tc.rows || strings.Join(recs[0], ",") != strings.Join(tc.header, ",") {
+			t.Errorf("%v: %d rows, want %d; header %v", tc.header[3], len(recs)-1, tc.rows, recs[0])
+		}
 	}
 }

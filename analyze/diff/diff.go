@@ -50,7 +50,10 @@ type Diff struct {
 	Comm *CommDiff `json:"comm,omitempty"`
 	// Bandwidth compares collective bandwidth per phase, kind and message
 	// size; empty when neither run has any.
-	Bandwidth   []BandwidthDiff `json:"bandwidth,omitempty"`
+	Bandwidth []BandwidthDiff `json:"bandwidth,omitempty"`
+	// Layers compares the steps folded into layers; nil when neither run's
+	// steps fold.
+	Layers      *LayersDiff     `json:"layers,omitempty"`
 	LaunchDelay LaunchDelayDiff `json:"launch_delay"`
 	// Metadata lists every compared key; Differs marks the differences.
 	Metadata []MetaDiff `json:"metadata"`

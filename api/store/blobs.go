@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // Dir is a Blobs kept in a directory: root/sha256/ab/abcdef... for the
@@ -90,20 +91,45 @@ func (d *Dir) Open(ctx context.Context, sha string) (Blob, error) {
 	}
 	f, err := os.Open(p)
 	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w", sha, err)
+		return nil, &ReadError{Blob: p, Store: d.Where(), Err: err}
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("blob %s: %w", sha, err)
+		return nil, &ReadError{Blob: p, Store: d.Where(), Err: err}
 	}
-	return fileBlob{f, st.Size()}, nil
+	return fileBlob{f, st.Size(), d.Where()}, nil
 }
 
-// fileBlob is a Blob read from a local file.
+// Where names the store: its directory.
+func (d *Dir) Where() string { return "blob directory " + d.root }
+
+// fileBlob is a Blob read from a local file; its read errors (but io.EOF)
+// are ReadErrors.
 type fileBlob struct {
 	*os.File
-	size int64
+	size  int64
+	where string
+}
+
+// Read implements io.Reader.
+func (b fileBlob) Read(p []byte) (int, error) {
+	n, err := b.File.Read(p)
+	return n, b.readError(err)
+}
+
+// ReadAt implements io.ReaderAt.
+func (b fileBlob) ReadAt(p []byte, off int64) (int, error) {
+	n, err := b.File.ReadAt(p, off)
+	return n, b.readError(err)
+}
+
+// readError wraps a read error but io.EOF in a ReadError.
+func (b fileBlob) readError(err error) error {
+	if err == nil || err == io.EOF {
+		return err
+	}
+	return &ReadError{Blob: b.Name(), Store: b.where, Err: err}
 }
 
 // Size implements Blob.
@@ -142,6 +168,43 @@ func (d *Dir) Delete(ctx context.Context, sha string) error {
 		return fmt.Errorf("delete blob %s: %w", sha, err)
 	}
 	return nil
+}
+
+// Lister is a Blobs that lists its blobs, for the sweep of those no run
+// references.
+type Lister interface {
+	// ListBlobs calls fn with the hash of every blob last written before
+	// before, until fn returns an error (which it returns).
+	ListBlobs(ctx context.Context, before time.Time, fn func(sha string) error) error
+}
+
+// ListBlobs implements Lister: the files under sha256/ named by a hash.
+func (d *Dir) ListBlobs(ctx context.Context, before time.Time, fn func(sha string) error) error {
+	return filepath.WalkDir(filepath.Join(d.root, "sha256"), func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("list blobs: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if e.IsDir() {
+			return nil
+		}
+		if p, perr := d.path(e.Name()); perr != nil || p != path {
+			return nil // not a blob
+		}
+		info, err := e.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // deleted meanwhile
+			}
+			return fmt.Errorf("list blobs: %w", err)
+		}
+		if !info.ModTime().Before(before) {
+			return nil
+		}
+		return fn(e.Name())
+	})
 }
 
 // ctxReader stops reading once its context is done.

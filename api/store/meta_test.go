@@ -64,6 +64,8 @@ var metaTests = []struct {
 	{"concurrent reports of one run", testConcurrentReports},
 	{"concurrent deletes of a shared blob", testConcurrentDeletes},
 	{"held blobs", testHolds},
+	{"attempts", testAttempts},
+	{"reset", testReset},
 }
 
 func TestMeta(t *testing.T) {

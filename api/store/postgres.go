@@ -21,6 +21,9 @@ import (
 // method; times are kept as Unix nanoseconds and reports as bytea.
 type Postgres struct {
 	pool *pgxpool.Pool
+	// where names the database in errors and logs: its URL without the
+	// password.
+	where string
 }
 
 // OpenPostgres connects to the database at url (postgres://... or
@@ -55,7 +58,7 @@ func OpenPostgres(ctx context.Context, url string) (*Postgres, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres %s: %w", where, err)
 	}
-	return &Postgres{pool: pool}, nil
+	return &Postgres{pool: pool, where: "postgres " + where}, nil
 }
 
 // redactURL returns a database URL fit for an error message: without its
@@ -66,6 +69,27 @@ func redactURL(s string) string {
 		return "(connection string)"
 	}
 	return u.Redacted()
+}
+
+// fail marks err as the database's unavailability when it is one (see
+// pgUnavailable), so that the server answers 503, not 400 or 500.
+func (p *Postgres) fail(err error) error { return pgUnavailable(p.where, err) }
+
+// Where names the database: its URL without the password.
+func (p *Postgres) Where() string { return p.where }
+
+// Probe implements Prober: the database answers a ping within
+// ProbeTimeout.
+func (p *Postgres) Probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	defer cancel()
+	if err := p.pool.Ping(ctx); err != nil {
+		if ctx.Err() != nil && !errors.Is(err, context.Canceled) {
+			return &UnavailableError{Store: p.where, Err: fmt.Errorf("no answer within %s: %w", ProbeTimeout, err)}
+		}
+		return &UnavailableError{Store: p.where, Err: err}
+	}
+	return nil
 }
 
 // Pool returns the connection pool, for other users of the same database
@@ -89,7 +113,7 @@ func (p *Postgres) Create(ctx context.Context, r *Run) error {
 func (p *Postgres) CreateWith(ctx context.Context, r *Run, then func(pgx.Tx) error) error {
 	prog, err := json.Marshal(r.Progress)
 	if err != nil {
-		return fmt.Errorf("create run %s: %w", r.ID, err)
+		return fmt.Errorf("create run %s: %w", r.ID, p.fail(err))
 	}
 	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		var b pgx.Batch
@@ -111,7 +135,7 @@ func (p *Postgres) CreateWith(ctx context.Context, r *Run, then func(pgx.Tx) err
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("create run %s: %w", r.ID, err)
+		return fmt.Errorf("create run %s: %w", r.ID, p.fail(err))
 	}
 	return nil
 }
@@ -122,11 +146,11 @@ func (p *Postgres) CreateWith(ctx context.Context, r *Run, then func(pgx.Tx) err
 func (p *Postgres) Lock(ctx context.Context, key int64) (unlock func(), err error) {
 	conn, err := p.pool.Acquire(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("advisory lock: %w", err)
+		return nil, fmt.Errorf("advisory lock: %w", p.fail(err))
 	}
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
 		conn.Release()
-		return nil, fmt.Errorf("advisory lock: %w", err)
+		return nil, fmt.Errorf("advisory lock: %w", p.fail(err))
 	}
 	return func() {
 		if _, err := conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", key); err != nil {
@@ -179,7 +203,7 @@ func (p *Postgres) Get(ctx context.Context, id string) (*Run, error) {
 		return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", id, err)
+		return nil, fmt.Errorf("run %s: %w", id, p.fail(err))
 	}
 	return r, nil
 }
@@ -260,7 +284,7 @@ func (p *Postgres) List(ctx context.Context, opt ListOptions) ([]*Run, int, erro
 		return fillPG(ctx, tx, runs)
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, p.fail(err)
 	}
 	return runs, total, nil
 }
@@ -270,7 +294,7 @@ func (p *Postgres) List(ctx context.Context, opt ListOptions) ([]*Run, int, erro
 func (p *Postgres) SetStatus(ctx context.Context, id string, st Status, pr Progress, errText string) error {
 	prog, err := json.Marshal(pr)
 	if err != nil {
-		return fmt.Errorf("update run %s: %w", id, err)
+		return fmt.Errorf("update run %s: %w", id, p.fail(err))
 	}
 	return p.update(ctx, id, `UPDATE runs SET status = $2, progress = $3, error = $4, updated = $5 WHERE id = $1 AND status <> 'done'`,
 		id, string(st), prog, errText, time.Now().UnixNano())
@@ -281,7 +305,7 @@ func (p *Postgres) SetStatus(ctx context.Context, id string, st Status, pr Progr
 func (p *Postgres) SetReport(ctx context.Context, id string, report []byte, pr Progress) error {
 	prog, err := json.Marshal(pr)
 	if err != nil {
-		return fmt.Errorf("update run %s: %w", id, err)
+		return fmt.Errorf("update run %s: %w", id, p.fail(err))
 	}
 	return p.update(ctx, id, `UPDATE runs SET status = 'done', progress = $2, error = '', report = $3, updated = $4 WHERE id = $1 AND status <> 'done'`,
 		id, prog, report, time.Now().UnixNano())
@@ -294,14 +318,14 @@ func (p *Postgres) SetReport(ctx context.Context, id string, report []byte, pr P
 func (p *Postgres) update(ctx context.Context, id, q string, args ...any) error {
 	tag, err := p.pool.Exec(ctx, q, args...)
 	if err != nil {
-		return fmt.Errorf("update run %s: %w", id, err)
+		return fmt.Errorf("update run %s: %w", id, p.fail(err))
 	}
 	if tag.RowsAffected() > 0 {
 		return nil
 	}
 	var exists bool
 	if err := p.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE id = $1)`, id).Scan(&exists); err != nil {
-		return fmt.Errorf("update run %s: %w", id, err)
+		return fmt.Errorf("update run %s: %w", id, p.fail(err))
 	}
 	if !exists {
 		return fmt.Errorf("run %s: %w", id, ErrNotFound)
@@ -317,7 +341,7 @@ func (p *Postgres) Report(ctx context.Context, id string) ([]byte, error) {
 		return nil, fmt.Errorf("report of run %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("report of run %s: %w", id, err)
+		return nil, fmt.Errorf("report of run %s: %w", id, p.fail(err))
 	}
 	return rep, nil
 }
@@ -363,7 +387,7 @@ func (p *Postgres) Delete(ctx context.Context, id string) ([]string, error) {
 		return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("delete run %s: %w", id, err)
+		return nil, fmt.Errorf("delete run %s: %w", id, p.fail(err))
 	}
 	if len(orphans) == 0 {
 		orphans = nil // as SQLite returns none
@@ -376,11 +400,11 @@ func (p *Postgres) Unfinished(ctx context.Context) ([]string, error) {
 	rows, err := p.pool.Query(ctx, `SELECT id FROM runs WHERE status IN ($1, $2) ORDER BY created`,
 		string(StatusQueued), string(StatusRunning))
 	if err != nil {
-		return nil, fmt.Errorf("unfinished runs: %w", err)
+		return nil, fmt.Errorf("unfinished runs: %w", p.fail(err))
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, fmt.Errorf("unfinished runs: %w", err)
+		return nil, fmt.Errorf("unfinished runs: %w", p.fail(err))
 	}
 	if len(ids) == 0 {
 		ids = nil
@@ -392,7 +416,7 @@ func (p *Postgres) Unfinished(ctx context.Context) ([]string, error) {
 func (p *Postgres) Counts(ctx context.Context) (map[Status]int, error) {
 	rows, err := p.pool.Query(ctx, `SELECT status, count(*) FROM runs GROUP BY status`)
 	if err != nil {
-		return nil, fmt.Errorf("count runs: %w", err)
+		return nil, fmt.Errorf("count runs: %w", p.fail(err))
 	}
 	m := map[Status]int{}
 	var st string
@@ -401,7 +425,7 @@ func (p *Postgres) Counts(ctx context.Context) (map[Status]int, error) {
 		m[Status(st)] = n
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("count runs: %w", err)
+		return nil, fmt.Errorf("count runs: %w", p.fail(err))
 	}
 	return m, nil
 }
@@ -411,7 +435,7 @@ func (p *Postgres) Referenced(ctx context.Context, sha string) (bool, error) {
 	var used bool
 	if err := p.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM run_files WHERE sha256 = $1)
 		OR EXISTS (SELECT 1 FROM blob_holds WHERE sha256 = $1 AND expires > $2)`, sha, time.Now().UnixNano()).Scan(&used); err != nil {
-		return false, fmt.Errorf("blob %s references: %w", sha, err)
+		return false, fmt.Errorf("blob %s references: %w", sha, p.fail(err))
 	}
 	return used, nil
 }
@@ -422,7 +446,7 @@ func (p *Postgres) Hold(ctx context.Context, sha, holder string, expires time.Ti
 	b.Queue(`DELETE FROM blob_holds WHERE expires <= $1`, time.Now().UnixNano())
 	b.Queue(`INSERT INTO blob_holds (sha256, holder, expires) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, sha, holder, expires.UnixNano())
 	if err := p.pool.SendBatch(ctx, &b).Close(); err != nil {
-		return fmt.Errorf("hold blob %s: %w", sha, err)
+		return fmt.Errorf("hold blob %s: %w", sha, p.fail(err))
 	}
 	return nil
 }
@@ -430,7 +454,7 @@ func (p *Postgres) Hold(ctx context.Context, sha, holder string, expires time.Ti
 // Release implements Meta.
 func (p *Postgres) Release(ctx context.Context, holder string) error {
 	if _, err := p.pool.Exec(ctx, `DELETE FROM blob_holds WHERE holder = $1`, holder); err != nil {
-		return fmt.Errorf("release the blobs of %s: %w", holder, err)
+		return fmt.Errorf("release the blobs of %s: %w", holder, p.fail(err))
 	}
 	return nil
 }

@@ -53,6 +53,8 @@ const (
 	// s3PartSize is Put's part size: 16 MiB parts allow blobs of up to
 	// 156 GiB.
 	s3PartSize = 16 << 20
+	// s3MaxRetries is how many times minio-go retries a failed request.
+	s3MaxRetries = 4
 	// s3MaxCopySize is S3's limit for a single CopyObject request and
 	// for one part of a multipart copy.
 	s3MaxCopySize = 5 << 30
@@ -91,6 +93,10 @@ func openS3(ctx context.Context, rawurl string, transport http.RoundTripper) (*S
 		Region:       cfg.region,
 		BucketLookup: minio.BucketLookupPath,
 		Transport:    transport,
+		// minio-go's default, 10 retries, holds a request 6-16 s against
+		// a stopped server; 4 ride out a blip and answer an outage in
+		// about 1.5 s.
+		MaxRetries: s3MaxRetries,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("s3 blob store %s: %w", cfg.endpoint, err)
@@ -218,6 +224,8 @@ func (s *S3) Put(ctx context.Context, r io.Reader) (sha string, size int64, err 
 	if err != nil {
 		if hr.err != nil {
 			err = hr.err // the reader's own error, not minio's wrapping of it
+		} else {
+			err = s.unavailable(err)
 		}
 		return "", hr.n, fmt.Errorf("s3 blob store %s: upload after %d bytes: %w", s.bucket, hr.n, err)
 	}
@@ -230,10 +238,10 @@ func (s *S3) Put(ctx context.Context, r io.Reader) (sha string, size int64, err 
 	case err == nil: // already stored: same content
 	case isNotFound(err):
 		if err = s.copy(ctx, tmp, key, hr.n); err != nil {
-			return "", hr.n, fmt.Errorf("s3 blob store %s: copy %s to %s: %w", s.bucket, tmp, key, err)
+			return "", hr.n, fmt.Errorf("s3 blob store %s: copy %s to %s: %w", s.bucket, tmp, key, s.unavailable(err))
 		}
 	default:
-		return "", hr.n, fmt.Errorf("s3 blob store %s: stat %s: %w", s.bucket, key, err)
+		return "", hr.n, fmt.Errorf("s3 blob store %s: stat %s: %w", s.bucket, key, s.unavailable(err))
 	}
 	// The blob is stored: a temporary object that cannot be removed now is
 	// Sweep's to remove, and no reason to fail the Put.
@@ -341,7 +349,7 @@ func (s *S3) Open(ctx context.Context, sha string) (Blob, error) {
 	}
 	obj, err := s.client.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w", sha, err)
+		return nil, s.readError(key, err)
 	}
 	st, err := obj.Stat()
 	if err != nil {
@@ -349,7 +357,7 @@ func (s *S3) Open(ctx context.Context, sha string) (Blob, error) {
 		if isNotFound(err) {
 			return nil, fmt.Errorf("blob %s: %w", sha, ErrNotFound)
 		}
-		return nil, fmt.Errorf("blob %s in s3 bucket %s: %w", sha, s.bucket, err)
+		return nil, s.readError(key, err)
 	}
 	return &s3Blob{s: s, ctx: ctx, key: key, obj: obj, size: st.Size}, nil
 }
@@ -363,6 +371,7 @@ type s3Blob struct {
 	key  string
 	obj  *minio.Object
 	size int64
+	read int64 // bytes Read so far
 	// mu guards windows, the object's bytes fetched ahead for small
 	// ReadAts (newest first): a zip member's decompressor reads 4 KiB at a
 	// time, one ranged GET each without them.
@@ -386,11 +395,16 @@ const (
 	readAheadWindows = 4
 )
 
-// Read implements io.Reader.
+// Read implements io.Reader. A stream that fails, or ends before the
+// blob's size, is a ReadError: the store's fault, not the content's.
 func (b *s3Blob) Read(p []byte) (int, error) {
 	n, err := b.obj.Read(p)
-	if err != nil && err != io.EOF {
-		err = fmt.Errorf("read %s in s3 bucket %s: %w", b.key, b.s.bucket, err)
+	b.read += int64(n)
+	switch {
+	case err == io.EOF && b.read < b.size:
+		err = b.s.readError(b.key, fmt.Errorf("the stream ended after %d of %d bytes: %w", b.read, b.size, io.ErrUnexpectedEOF))
+	case err != nil && err != io.EOF:
+		err = b.s.readError(b.key, fmt.Errorf("after %d bytes: %w", b.read, err))
 	}
 	return n, err
 }
@@ -476,12 +490,12 @@ func (b *s3Blob) readRange(p []byte, off int64) (int, error) {
 	}
 	body, _, _, err := b.s.core.GetObject(b.ctx, b.s.bucket, b.key, opts)
 	if err != nil {
-		return 0, fmt.Errorf("read %d bytes of %s at %d in s3 bucket %s: %w", n, b.key, off, b.s.bucket, err)
+		return 0, b.s.readError(b.key, fmt.Errorf("%d bytes at %d: %w", n, off, err))
 	}
 	defer body.Close()
 	m, err := io.ReadFull(body, p[:n])
 	if err != nil {
-		return m, fmt.Errorf("read %d bytes of %s at %d in s3 bucket %s: %w", n, b.key, off, b.s.bucket, err)
+		return m, b.s.readError(b.key, fmt.Errorf("%d bytes at %d: %w", n, off, err))
 	}
 	if m < len(p) {
 		return m, io.EOF
@@ -506,9 +520,43 @@ func (s *S3) Has(ctx context.Context, sha string) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("blob %s in s3 bucket %s: %w", sha, s.bucket, err)
+		return false, fmt.Errorf("blob %s: %w", sha, s.unavailable(err))
 	}
 	return true, nil
+}
+
+// Where names the store: its bucket and endpoint.
+func (s *S3) Where() string { return "s3 bucket " + s.bucket + " at " + s.endpoint }
+
+// unavailable wraps an error of the S3 server (or of reaching it) in an
+// UnavailableError naming the bucket.
+func (s *S3) unavailable(err error) error {
+	var ue *UnavailableError
+	if errors.As(err, &ue) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	return &UnavailableError{Store: s.Where(), Err: err}
+}
+
+// readError wraps an error reading the object key in a ReadError.
+func (s *S3) readError(key string, err error) error {
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("read %s: %w", key, err)
+	}
+	return &ReadError{Blob: key, Store: s.Where(), Err: err}
+}
+
+// Probe implements Prober: the bucket answers within ProbeTimeout.
+func (s *S3) Probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	defer cancel()
+	if _, err := s.client.BucketExists(ctx, s.bucket); err != nil {
+		if ctx.Err() != nil && !errors.Is(err, context.Canceled) {
+			err = fmt.Errorf("no answer within %s: %w", ProbeTimeout, err)
+		}
+		return s.unavailable(err)
+	}
+	return nil
 }
 
 // Delete implements Blobs.
@@ -519,7 +567,26 @@ func (s *S3) Delete(ctx context.Context, sha string) error {
 	}
 	err = s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{})
 	if err != nil && !isNotFound(err) {
-		return fmt.Errorf("delete blob %s in s3 bucket %s: %w", sha, s.bucket, err)
+		return fmt.Errorf("delete blob %s: %w", sha, s.unavailable(err))
+	}
+	return nil
+}
+
+// ListBlobs implements Lister: the objects under sha256/ named by a hash.
+func (s *S3) ListBlobs(ctx context.Context, before time.Time, fn func(sha string) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the listing when fn fails
+	for o := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s3BlobPrefix, Recursive: true}) {
+		if o.Err != nil {
+			return fmt.Errorf("list the blobs of s3 bucket %s: %w", s.bucket, s.unavailable(o.Err))
+		}
+		sha := o.Key[strings.LastIndexByte(o.Key, '/')+1:]
+		if key, err := s.key(sha); err != nil || key != o.Key || !o.LastModified.Before(before) {
+			continue
+		}
+		if err := fn(sha); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -46,6 +46,13 @@ type Progress struct {
 	Bytes      int64  `json:"bytes_read"`  // bytes read so far
 	TotalBytes int64  `json:"bytes_total"` // the run's files' size
 	Events     int64  `json:"events"`
+	// Replica names the replica analysing the run (a team deployment:
+	// it writes its progress to the database every few seconds).
+	Replica string `json:"replica,omitempty"`
+	// Stalled, when set, says that the replica analysing the run stopped
+	// answering (its progress is no longer written), and what happens
+	// next; set by the server answering, never stored.
+	Stalled string `json:"stalled,omitempty"`
 }
 
 // Run is one uploaded profiling run.
@@ -112,6 +119,19 @@ type Meta interface {
 	Hold(ctx context.Context, sha, holder string, expires time.Time) error
 	// Release ends every hold of holder.
 	Release(ctx context.Context, holder string) error
+	// StartAnalysis marks a queued or running run running with progress
+	// p and counts one more attempt at its analysis; it returns the
+	// attempts counted, 0 for a run already done or failed (nothing to
+	// do), or ErrNotFound. An attempt whose process died stays counted.
+	StartAnalysis(ctx context.Context, id string, p Progress) (attempts int, err error)
+	// HandBack returns a running run to the queue with progress p, and
+	// uncounts the attempt: its analysis was interrupted by a shutdown,
+	// not by the run.
+	HandBack(ctx context.Context, id string, p Progress) error
+	// Reset queues a done or failed run to be analysed again (its report
+	// and error dropped, its attempts zero), or returns ErrUnfinished for
+	// a run still queued or running, or ErrNotFound.
+	Reset(ctx context.Context, id string, p Progress) error
 	// Unfinished returns the ids of runs still queued or running, oldest
 	// first, so that they can be analysed again after a restart.
 	Unfinished(ctx context.Context) ([]string, error)

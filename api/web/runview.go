@@ -24,6 +24,10 @@ type runView struct {
 	Overlap  string
 	Kernels  *kernelsView
 	Timeline *timelineView
+	// Layers is the fold into layers of the rank's shown phase, and
+	// LayerSummary its line (nil and "" when those steps did not fold).
+	Layers       *analyze.LayerFold
+	LayerSummary string
 }
 
 // bucketRow is one bucket of the selected rank's phase.
@@ -56,6 +60,9 @@ func newRunView(r *analyze.Report, rankQuery, stepQuery string) *runView {
 	v.Buckets, v.Total = phaseBuckets(r, ph)
 	v.Overlap = render.SpanOverlapNote(ph)
 	v.Kernels = newKernelsView(v.Rank, topKernelRows)
+	if v.Layers = render.ShownLayers(v.Rank); v.Layers != nil {
+		v.LayerSummary = render.LayerSummary(v.Layers)
+	}
 	v.Timeline = newTimelineView(r, v.Rank, v.Phase, stepQuery)
 	step := ""
 	if stepQuery != "" && v.Timeline != nil {

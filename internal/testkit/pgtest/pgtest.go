@@ -104,6 +104,36 @@ func Stop() {
 	}
 }
 
+// Down stops the process's cluster (pg_ctl stop -m fast: the clients'
+// connections are cut, what was committed stays: the cluster runs with
+// synchronous_commit off, which an immediate stop would make lose the
+// last commits), as an outage would; its databases stay,
+// and Up starts it again on the same port. A test that stops it starts it
+// again before it ends (Down registers that as a cleanup too).
+func Down(tb testing.TB) {
+	tb.Helper()
+	if shared == nil {
+		tb.Fatal("pgtest: Down before New")
+	}
+	if err := run(shared.command(filepath.Join(shared.bin, "pg_ctl"), "stop", "-D", shared.data(), "-m", "fast", "-w", "-t", "30")); err != nil {
+		tb.Fatalf("pgtest: stop the cluster: %v", err)
+	}
+	tb.Cleanup(func() { Up(tb) })
+}
+
+// Up starts the cluster again after Down, on the same port; it does
+// nothing when the cluster runs.
+func Up(tb testing.TB) {
+	tb.Helper()
+	if err := run(shared.command(filepath.Join(shared.bin, "pg_ctl"), "status", "-D", shared.data())); err == nil {
+		return
+	}
+	if err := shared.pgctlStart(); err != nil {
+		tb.Fatalf("pgtest: start the cluster again: %v", err)
+	}
+	shared.admin.Reset() // its connections died with the server
+}
+
 // get returns the process's cluster, starting it the first time.
 func get() (*cluster, error) {
 	startOnce.Do(func() {

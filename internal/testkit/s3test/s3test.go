@@ -57,6 +57,7 @@ var server struct {
 	once     sync.Once
 	err      error
 	endpoint string // 127.0.0.1:PORT
+	bin      string // the gateway's binary
 	root     string // the POSIX backend's directory: a bucket is a directory in it
 	cmd      *exec.Cmd
 	exited   chan struct{} // closed when cmd has exited
@@ -171,20 +172,59 @@ func start() {
 	server.root = root
 	// A free port can be taken by another process between our probe and
 	// the gateway's listen: try a few.
+	server.bin = bin
 	for range 3 {
-		if server.err = run(bin, root); server.err == nil {
+		port, err := testkit.FreePort()
+		if err != nil {
+			server.err = err
+			return
+		}
+		if server.err = run(bin, root, fmt.Sprintf("127.0.0.1:%d", port)); server.err == nil {
 			return
 		}
 	}
 }
 
-// run starts the gateway on a free port and waits until it answers.
-func run(bin, root string) error {
-	port, err := testkit.FreePort()
-	if err != nil {
-		return err
+// Down kills the test server, as an outage would (SIGKILL: no request is
+// finished); its buckets and objects stay, and Up brings it back on
+// the same endpoint. A test that stops it starts it again before it ends
+// (Down registers that as a cleanup too).
+func Down(tb testing.TB) {
+	tb.Helper()
+	if server.cmd == nil {
+		tb.Fatal("s3test: Down before New")
 	}
-	endpoint := fmt.Sprintf("127.0.0.1:%d", port)
+	select {
+	case <-server.exited:
+		return // stopped already
+	default:
+	}
+	server.cmd.Process.Kill()
+	<-server.exited
+	tb.Cleanup(func() { Up(tb) })
+}
+
+// Up starts the test server again after Down, on the same endpoint
+// over the same directory; it does nothing when the server runs.
+func Up(tb testing.TB) {
+	tb.Helper()
+	select {
+	case <-server.exited:
+	default:
+		return
+	}
+	var err error
+	for range 50 { // the port may linger a moment after the kill
+		if err = run(server.bin, server.root, server.endpoint); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tb.Fatalf("s3test: start the server again on %s: %v", server.endpoint, err)
+}
+
+// run starts the gateway on endpoint and waits until it answers.
+func run(bin, root, endpoint string) error {
 	cmd := exec.Command(bin,
 		"--access", AccessKey, "--secret", SecretKey, "--region", Region,
 		"--port", endpoint, "--keep-alive", "--quiet",
