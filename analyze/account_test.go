@@ -353,3 +353,31 @@ func compareAccount(t *testing.T, what string, a *Account, ref refAccount) {
 		t.Errorf("%s: compute buckets add up to %.3f us, compute %.3f us", what, c, a.ComputeUS)
 	}
 }
+
+// TestSyncCallsKept checks that ingest keeps every synchronising runtime
+// call the account relies on (Trace.Launches holds the calls with a
+// correlation id; sync calls carry one): the raw trace's count of each,
+// read with encoding/json, equals the kept count.
+func TestSyncCallsKept(t *testing.T) {
+	for _, sample := range []string{"host_sync_item", "eager", "bare_eager"} {
+		set, _ := analyzePath(t, testkit.Real(t, sample))
+		for _, tr := range set.Traces {
+			rt := readRefTrace(t, tr.Path)
+			want := map[string]int{}
+			for _, ls := range rt.syncs {
+				for _, l := range ls {
+					want[l.name]++
+				}
+			}
+			got := map[string]int{}
+			for _, l := range tr.Launches.All() {
+				if n := tr.Name(l.Name); isSyncCall(n) {
+					got[n]++
+				}
+			}
+			if len(want) == 0 || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s: sync calls kept %v, in the trace %v", tr.Path, got, want)
+			}
+		}
+	}
+}
