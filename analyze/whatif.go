@@ -16,9 +16,9 @@ type WhatIf struct {
 
 // What-if names.
 const (
-	WhatIfLinkPeak   = "collectives at the link's peak"
-	WhatIfNoWait     = "no rank waits"
-	WhatIfHostOnTime = "host never late"
+	WhatIfLinkPeak   = "collectives ran at the link's peak"
+	WhatIfNoWait     = "no rank waited"
+	WhatIfHostOnTime = "the host were never late"
 )
 
 // whatIfs estimates the headline phase's step under each assumption; nil
@@ -48,7 +48,7 @@ func whatIfs(r *Report) []WhatIf {
 	var out []WhatIf
 	if save, peak := linkPeakSaving(r.Bandwidth, phase); peak != "" {
 		out = append(out, WhatIf{Name: WhatIfLinkPeak, NowUS: now,
-			Assumption: fmt.Sprintf("every collective's transfer runs at %s's peak bus bandwidth for its message size (the bandwidth table's share of peak), saving at most the rank's exposed communication", peak),
+			Assumption: fmt.Sprintf("every collective's transfer runs at %s's peak bus bandwidth for its message size, its time scaled by the bandwidth table's share of peak; a rank saves at most its exposed communication", peak),
 			StepUS: slowest(func(_ int, a *Account) float64 {
 				return a.SpanUS - min(save, a.TransferUS+a.CommUnsplitUS)
 			})})
@@ -59,7 +59,7 @@ func whatIfs(r *Report) []WhatIf {
 			StepUS:     slowest(func(_ int, a *Account) float64 { return a.SpanUS - a.WaitUS })})
 	}
 	out = append(out, WhatIf{Name: WhatIfHostOnTime, NowUS: now,
-		Assumption: "the host never launches late (as under CUDA graphs): no idle with the host late or after a host sync, and no wait for a rank whose largest idle cause is one of them; every other part unchanged",
+		Assumption: "no idle with the host late or after a host sync, as under CUDA graphs, and no wait for a rank whose largest idle cause is one of them; every other part unchanged",
 		StepUS: slowest(func(rank int, a *Account) float64 {
 			s := a.SpanUS - a.Idle.HostLateUS - a.Idle.AfterSyncUS
 			for _, w := range a.WaitFor {
