@@ -300,3 +300,45 @@ func whatIfLines(r *analyze.Report) []string {
 	}
 	return out
 }
+
+// diffRankAccountTable sets each rank's account on both sides side by side
+// (base, head, per rank present on both); nil with one rank, where the
+// part-by-part table says it all.
+func diffRankAccountTable(d *diff.Diff) *table {
+	head := make(map[int]*analyze.Account)
+	for _, ra := range d.Head.Accounts {
+		head[ra.Rank] = ra.Account
+	}
+	var ranks []int
+	var bases, heads []*analyze.Account
+	for _, ra := range d.Base.Accounts {
+		if h, ok := head[ra.Rank]; ok {
+			ranks, bases, heads = append(ranks, ra.Rank), append(bases, ra.Account), append(heads, h)
+		}
+	}
+	if len(ranks) < 2 {
+		return nil
+	}
+	t := &table{Header: []string{"part"}, Right: []bool{false}}
+	for _, r := range ranks {
+		t.Header = append(t.Header, "rank "+rankID(r)+" base", "head")
+		t.Right = append(t.Right, true, true)
+	}
+	for _, p := range (&analyze.Account{}).Parts() {
+		cells, any := []string{p.Name}, false
+		for i := range ranks {
+			b, h := bases[i].Part(p.Name), heads[i].Part(p.Name)
+			any = any || b > 0 || h > 0
+			cells = append(cells, ms(b), ms(h))
+		}
+		if any {
+			t.Rows = append(t.Rows, cells)
+		}
+	}
+	span := []string{"span"}
+	for i := range ranks {
+		span = append(span, ms(bases[i].SpanUS), ms(heads[i].SpanUS))
+	}
+	t.Rows = append(t.Rows, span)
+	return t
+}

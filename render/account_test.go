@@ -136,3 +136,29 @@ func TestStepTimeChart(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffRankAccountTable checks the per-rank account of a TP2 diff: rank
+// 0's host late and rank 1's wait, each side by side.
+func TestDiffRankAccountTable(t *testing.T) {
+	d, err := diff.Compare(reports.Of(t, testkit.Real(t, "eager")), reports.Of(t, testkit.Real(t, "nccl_simple")), diff.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := diffRankAccountTable(d)
+	if tab == nil || len(tab.Header) != 5 {
+		t.Fatalf("per-rank account table %+v", tab)
+	}
+	want := map[string][]string{
+		analyze.PartHostLate: {ms(d.Base.Accounts[0].Account.Idle.HostLateUS), ms(d.Head.Accounts[0].Account.Idle.HostLateUS)},
+		analyze.PartWait:     {ms(d.Base.Accounts[0].Account.WaitUS), ms(d.Head.Accounts[0].Account.WaitUS)},
+	}
+	for _, row := range tab.Rows {
+		if w, ok := want[row[0]]; ok && (row[1] != w[0] || row[2] != w[1]) {
+			t.Errorf("%s: rank 0 %v, want %v", row[0], row[1:3], w)
+		}
+		delete(want, row[0])
+	}
+	if len(want) > 0 {
+		t.Errorf("rows missing: %v", want)
+	}
+}

@@ -24,6 +24,9 @@ func diffBlocks(d *diff.Diff) []block {
 	if d.Account != nil {
 		bs = append(bs, block{Heading: "Step-time account, per " + diffStepWord(d) + ", largest change first", Level: 2},
 			block{Table: diffAccountTable(d.Account)})
+		if t := diffRankAccountTable(d); t != nil {
+			bs = append(bs, block{Heading: "Step-time account by rank, ms per " + diffStepWord(d), Level: 2}, block{Table: t})
+		}
 	}
 	if d.Comm != nil {
 		bs = append(bs, block{Heading: "Communication: transfer vs wait, per step", Level: 2},
