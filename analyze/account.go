@@ -546,8 +546,9 @@ func (ap *accountPass) waitClass(i int) int {
 	}
 	k := slices.Index(ap.waitRank, r)
 	if k < 0 {
-		if 2*ap.nb+clsWaitOff+len(ap.waitRank) >= maxClasses {
-			return maxClasses - 1
+		if 2*ap.nb+clsWaitOff+len(ap.waitRank) >= maxClasses && len(ap.waitRank) > 0 {
+			// Past the bit set: lumped with the last late rank.
+			return 2*ap.nb + clsWaitOff + len(ap.waitRank) - 1
 		}
 		ap.waitRank = append(ap.waitRank, r)
 		k = len(ap.waitRank) - 1

@@ -41,6 +41,8 @@ where, as in vLLM, no collective runs):
   profilerstep_vllm        ProfilerStep#N around vLLM's annotation, CUDA graph, Marlin MLP
   bare_eager, bare_cudagraph  no marks at all
   moe                      INT4 MoE (routing, permutation, per-expert Marlin GEMMs), no marks
+  pair_eager, pair_host_delay, host_sync_item  execute_model marks, eager; host stalls inside the
+                           step (none; a 1 ms sleep; a .item() and sleeps) for the step-time account
 The INT4 styles call the Marlin kernel (IST-DASLab/marlin) through
 `import marlin`; it is not part of this repository.
 
