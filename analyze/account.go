@@ -37,10 +37,12 @@ type Account struct {
 	// collectives aligned across ranks (Comm); WaitFor says which rank the
 	// wait was for (the rank that arrived last). CommUnsplitUS is exposed
 	// communication that could not be split (one rank, or unmatched).
-	TransferUS    float64    `json:"transfer_us"`
-	WaitUS        float64    `json:"wait_us"`
-	WaitFor       []RankWait `json:"wait_for,omitempty"`
-	CommUnsplitUS float64    `json:"comm_unsplit_us"`
+	TransferUS float64    `json:"transfer_us"`
+	WaitUS     float64    `json:"wait_us"`
+	WaitFor    []RankWait `json:"wait_for,omitempty"`
+	// WaitIn splits WaitUS by the collective's bucket (AllReduce, ...).
+	WaitIn        map[BucketID]float64 `json:"wait_in,omitempty"`
+	CommUnsplitUS float64              `json:"comm_unsplit_us"`
 	// IdleUS is the span minus the busy time (no GPU event on any
 	// stream); Idle splits it by cause.
 	IdleUS float64    `json:"idle_us"`
@@ -180,6 +182,12 @@ func (a *Account) add(b *Account) {
 	for _, w := range b.WaitFor {
 		a.WaitFor = addRankWait(a.WaitFor, w.Rank, w.US)
 	}
+	for id, v := range b.WaitIn {
+		if a.WaitIn == nil {
+			a.WaitIn = make(map[BucketID]float64)
+		}
+		a.WaitIn[id] += v
+	}
 	a.CommUnsplitUS += b.CommUnsplitUS
 	a.IdleUS += b.IdleUS
 	a.Idle.HostLateUS += b.Idle.HostLateUS
@@ -202,6 +210,9 @@ func (a *Account) scale(f float64) {
 	a.WaitUS *= f
 	for i := range a.WaitFor {
 		a.WaitFor[i].US *= f
+	}
+	for id := range a.WaitIn {
+		a.WaitIn[id] *= f
 	}
 	a.CommUnsplitUS *= f
 	a.IdleUS *= f
@@ -350,10 +361,17 @@ type accountPass struct {
 	gapNS    int64
 	isGraph  map[ingest.StrID]bool
 	nb       int
-	group    []Group // per bucket index
-	waitRank []int   // this step's late ranks, by wait class offset
+	group    []Group   // per bucket index
+	waitRank []waitKey // this step's (late rank, bucket) pairs, by wait class offset
 	// starts and ends are the interval ends of the step being swept.
 	starts, ends []point
+}
+
+// waitKey is what a wait class is for: the rank waited for and the
+// collective's bucket.
+type waitKey struct {
+	rank   int
+	bucket uint8
 }
 
 // point is one end of an event's (or an event part's) interval.
@@ -488,11 +506,15 @@ func (ap *accountPass) fill(acc *Account, byCls []int64) {
 	acc.TransferUS = us(byCls[2*ap.nb+clsTransferOff])
 	acc.CommUnsplitUS = us(byCls[2*ap.nb+clsUnsplitOff])
 	var wait int64
-	for k, r := range ap.waitRank {
+	for k, w := range ap.waitRank {
 		v := byCls[2*ap.nb+clsWaitOff+k]
 		wait += v
 		if v > 0 {
-			acc.WaitFor = addRankWait(acc.WaitFor, r, us(v))
+			acc.WaitFor = addRankWait(acc.WaitFor, w.rank, us(v))
+			if acc.WaitIn == nil {
+				acc.WaitIn = make(map[BucketID]float64)
+			}
+			acc.WaitIn[ap.p.tab.ids[w.bucket]] += us(v)
 		}
 	}
 	acc.WaitUS = us(wait)
@@ -538,19 +560,20 @@ func (ap *accountPass) addEvent(i int32) {
 }
 
 // waitClass returns the class of the wait of matched collective i: one per
-// late rank of the step.
+// late rank and bucket of the step.
 func (ap *accountPass) waitClass(i int) int {
 	r := -1
 	if k, ok := ap.rc.Instance(i); ok && k < len(ap.late) {
 		r = ap.late[k]
 	}
-	k := slices.Index(ap.waitRank, r)
+	key := waitKey{r, ap.p.bucketOf[i]}
+	k := slices.Index(ap.waitRank, key)
 	if k < 0 {
 		if 2*ap.nb+clsWaitOff+len(ap.waitRank) >= maxClasses && len(ap.waitRank) > 0 {
 			// Past the bit set: lumped with the last late rank.
 			return 2*ap.nb + clsWaitOff + len(ap.waitRank) - 1
 		}
-		ap.waitRank = append(ap.waitRank, r)
+		ap.waitRank = append(ap.waitRank, key)
 		k = len(ap.waitRank) - 1
 	}
 	return 2*ap.nb + clsWaitOff + k

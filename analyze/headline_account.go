@@ -41,6 +41,8 @@ type RankPart struct {
 type WaitCause struct {
 	Rank   int     `json:"rank"`
 	WaitUS float64 `json:"wait_us"` // per step, for ForRank
+	// In is the collective bucket that holds most of the rank's wait.
+	In BucketID `json:"in,omitempty"`
 	// ForRank is the rank waited for; ForIdleUS its GPU idle per step,
 	// ForCause the largest part of that idle (Account.Parts' names) and
 	// ForCauseUS its figure.
@@ -115,6 +117,12 @@ func waitCause(rank int, accounts map[int]*Account) (WaitCause, bool) {
 		return WaitCause{}, false
 	}
 	w := WaitCause{Rank: rank, ForRank: -1}
+	most := 0.0
+	for _, b := range Buckets() {
+		if v := a.WaitIn[b.ID]; v > most {
+			w.In, most = b.ID, v
+		}
+	}
 	for _, rw := range a.WaitFor {
 		if rw.Rank != rank && rw.US > w.WaitUS {
 			w.WaitUS, w.ForRank = rw.US, rw.Rank

@@ -23,7 +23,7 @@ func TestAccountHeadlineText(t *testing.T) {
 	}{
 		// TP2 eager: rank 0's host is late, rank 1 waits for it.
 		{"eager", []string{"the largest part of the step of rank 0, the slowest", "is GPU idle with the host late",
-			"rank 1: 0.98 ms/step", "rank 1 waits 5.22 ms/step in collectives for rank 0, whose GPU idles 6.27 ms/step, mostly with the host late"}},
+			"rank 1: 0.98 ms/step", "rank 1 waits 5.22 ms/step in AllReduce for rank 0, whose GPU idles 6.27 ms/step, mostly with the host late"}},
 		{"pair_host_delay", []string{"the largest part of the step is GPU idle with the host late, 3.77 ms/step"}},
 		{"bare_cudagraph", []string{"the largest part of the step is compute"}},
 	} {

@@ -55,8 +55,12 @@ func AccountLeadText(h *analyze.Headline) string {
 	}
 	text += ")"
 	for _, w := range a.Waits {
-		text += fmt.Sprintf("; rank %s waits %s ms/step in collectives for rank %s, whose GPU idles %s ms/step",
-			rankNum(w.Rank), ms(w.WaitUS), rankNum(w.ForRank), ms(w.ForIdleUS))
+		in := "collectives"
+		if w.In != "" {
+			in = bucketInfo(nil, w.In).Label
+		}
+		text += fmt.Sprintf("; rank %s waits %s ms/step in %s for rank %s, whose GPU idles %s ms/step",
+			rankNum(w.Rank), ms(w.WaitUS), in, rankNum(w.ForRank), ms(w.ForIdleUS))
 		if w.ForCause != "" {
 			text += fmt.Sprintf(", mostly %s (%s ms)", strings.TrimPrefix(PartText(w.ForCause), "GPU idle "), ms(w.ForCauseUS))
 		}
