@@ -148,7 +148,9 @@ var accountHeader = []string{"rank", "file", "phase", "step", "step_name", "part
 // and each phase's mean (step "mean"), one row per part, in long format;
 // the parts of a step add up to its span_us (the step boundary, outside
 // the span, is a row of its own; compute is also split by bucket, rows
-// "compute: BUCKET").
+// "compute: BUCKET", and communication wait by bucket and by the rank
+// waited for, rows "communication wait: BUCKET" and "communication wait
+// for rank R").
 func WriteAccountCSV(w io.Writer, r *analyze.Report) error {
 	if r == nil {
 		return errNoReport
@@ -164,6 +166,13 @@ func WriteAccountCSV(w io.Writer, r *analyze.Report) error {
 				for _, id := range bucketOrder(r.Buckets, a.Compute) {
 					v := a.Compute[id]
 					emit(rankID(rk.Rank), rk.File, phase, step, name, "compute: "+string(id), num(v), num(ratioPct(v, a.SpanUS)), num(a.SpanUS), gap)
+				}
+				for _, id := range bucketOrder(r.Buckets, a.WaitIn) {
+					v := a.WaitIn[id]
+					emit(rankID(rk.Rank), rk.File, phase, step, name, analyze.PartWait+": "+string(id), num(v), num(ratioPct(v, a.SpanUS)), num(a.SpanUS), gap)
+				}
+				for _, w := range a.WaitFor {
+					emit(rankID(rk.Rank), rk.File, phase, step, name, analyze.PartWait+" for rank "+rankID(w.Rank), num(w.US), num(ratioPct(w.US, a.SpanUS)), num(a.SpanUS), gap)
 				}
 				emit(rankID(rk.Rank), rk.File, phase, step, name, partBoundary, num(a.BoundaryUS), "", num(a.SpanUS), gap)
 			}
