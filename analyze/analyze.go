@@ -40,6 +40,10 @@ type Options struct {
 	// LaunchGapUS is the longest gap after an early launch that the step
 	// account calls a launch gap (0: DefaultLaunchGapUS, 30 us).
 	LaunchGapUS float64
+	// OtherThreshold is the share of decode kernel time (percent) left in
+	// bucket Other above which the headline says the rules miss kernels;
+	// 0: DefaultOtherThreshold.
+	OtherThreshold float64
 }
 
 // Analyze classifies and measures every execution trace of set.
@@ -81,6 +85,7 @@ func Analyze(set *ingest.Set, opt Options) (*Report, error) {
 	r.Headline = headline(r.Ranks)
 	finishHeadline(r, traces)
 	r.WhatIf = whatIfs(r)
+	r.Checks = checkData(r, passes, a, opt)
 	return r, nil
 }
 
@@ -121,6 +126,12 @@ func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Optio
 	}
 	rk.Steps = p.buildSteps()
 	inferPhases(rk.Steps, p.training())
+	if p.source == SourceInferred {
+		if w := periodicPhases(rk.Steps); w != "" {
+			rk.Warnings = append(rk.Warnings, w)
+		}
+	}
+	markCutStep(rk.Steps)
 	rk.Decode = Aggregate(rk.Steps, isPhase(PhaseDecode))
 	if pre := Aggregate(rk.Steps, isPhase(PhasePrefill)); pre.Steps > 0 {
 		rk.Prefill = &pre
@@ -134,6 +145,7 @@ func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Optio
 	rk.Layers = p.layerFolds(rk.Steps)
 	rk.LaunchDelay = launchDelay(p.delays)
 	rk.GraphLaunchDelay = launchDelay(p.graphDelays())
+	p.checks = checkRank(p, &rk)
 	if p.noLaunch > 0 {
 		rk.Warnings = append(rk.Warnings, fmt.Sprintf("%d of %d GPU events have no CPU launch in the trace; placed in steps by GPU start time", p.noLaunch, t.GPU.Len()))
 	}

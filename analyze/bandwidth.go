@@ -133,18 +133,58 @@ func collectiveBandwidth(r *Report, passes []*rankPass, a *crossrank.Alignment, 
 		return nil
 	}
 	b := &Bandwidth{}
-	b.Peak, b.PeakNote = choosePeak(link, r.Ranks)
-	groups, grouped := groupSizes(accs)
+	groups, _ := groupSizes(accs)
 	for _, acc := range groups {
-		b.Rows = append(b.Rows, acc.row(r.Ranks, b.Peak))
+		b.Rows = append(b.Rows, acc.row(r.Ranks))
 	}
 	sortRows(b.Rows)
-	b.Notes = bandwidthNotes(b, grouped)
+	b.holdAgainst(link, r.Ranks)
 	return b
 }
 
-// bandwidthNotes says which figures read against the peak need care.
-func bandwidthNotes(b *Bandwidth, grouped []string) []string {
+// holdAgainst sets what depends on the link: the peak (link, else the GPU
+// name's, see choosePeak) and its note, each row's share of it, and the
+// notes.
+func (b *Bandwidth) holdAgainst(link *LinkPeak, ranks []Rank) {
+	b.Peak, b.PeakNote = choosePeak(link, ranks)
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		r.ShareOfPeak = 0
+		if b.Peak != nil {
+			r.ShareOfPeak = 100 * r.BusBW / b.Peak.GBPerS
+		}
+	}
+	b.Notes = bandwidthNotes(b)
+}
+
+// WithLink returns r with its collective bandwidth held against the link
+// that link names (an Options.Link value; "" for the GPU name's), as
+// Analyze with that option makes it: the same report otherwise. r is not
+// changed; without bandwidth figures it is returned as it is.
+func WithLink(r *Report, link string) (*Report, error) {
+	peak, err := ParseLink(link)
+	if err != nil || r.Bandwidth == nil {
+		return r, err
+	}
+	b := *r.Bandwidth
+	b.Rows = slices.Clone(b.Rows)
+	b.holdAgainst(peak, r.Ranks)
+	out := *r
+	out.Bandwidth = &b
+	return &out, nil
+}
+
+// bandwidthNotes says which figures read against the peak need care:
+// the phases' collectives whose sizes were grouped (their rows say so),
+// and a bus bandwidth above the peak.
+func bandwidthNotes(b *Bandwidth) []string {
+	var grouped []string
+	for _, r := range b.Rows {
+		if g := r.Phase + " " + r.Label; r.Grouped && !slices.Contains(grouped, g) {
+			grouped = append(grouped, g)
+		}
+	}
+	slices.Sort(grouped)
 	var notes []string
 	for _, g := range grouped {
 		notes = append(notes, fmt.Sprintf("%s: more than %d message sizes, grouped into power-of-two ranges", g, maxExactSizes))
@@ -162,8 +202,9 @@ func bandwidthNotes(b *Bandwidth, grouped []string) []string {
 	return notes
 }
 
-// row turns an accumulator into a row, against peak (nil when unknown).
-func (a *bwAcc) row(ranks []Rank, peak *LinkPeak) BandwidthRow {
+// row turns an accumulator into a row (its share of the peak is set by
+// holdAgainst).
+func (a *bwAcc) row(ranks []Rank) BandwidthRow {
 	k := a.key
 	row := BandwidthRow{Phase: k.phase, Bucket: k.bucket, Label: bucketLabel(k.bucket), Collective: k.coll,
 		Dtype: a.dtype, GroupSize: k.group, BytesMin: a.bytesMin, BytesMax: a.bytesMax,
@@ -186,14 +227,14 @@ func (a *bwAcc) row(ranks []Rank, peak *LinkPeak) BandwidthRow {
 		row.CallsPerStep = float64(a.calls) / st
 		row.KernelUSPerStep, row.TransferUSPerStep, row.WaitUSPerStep = us(a.kernelNS)/st, us(a.transferNS)/st, us(a.waitNS)/st
 	}
-	a.figures(&row, peak)
+	a.figures(&row)
 	return row
 }
 
 // figures sets the row's bandwidths: from the transfer time of the
 // instances matched across ranks when there are any, else from kernel
 // time.
-func (a *bwAcc) figures(row *BandwidthRow, peak *LinkPeak) {
+func (a *bwAcc) figures(row *BandwidthRow) {
 	if a.key.bytes == 0 {
 		row.Note = NoSizes
 		if a.key.elems > 0 {
@@ -217,9 +258,6 @@ func (a *bwAcc) figures(row *BandwidthRow, peak *LinkPeak) {
 		return
 	}
 	row.BusBW = row.AlgBW * row.BusFactor
-	if peak != nil {
-		row.ShareOfPeak = 100 * row.BusBW / peak.GBPerS
-	}
 }
 
 // busFactor is nccl-tests' bus bandwidth factor (its doc/PERFORMANCE.md)

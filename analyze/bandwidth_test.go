@@ -420,10 +420,11 @@ func TestDevicePeak(t *testing.T) {
 		"NVIDIA H200 NVL": "PCIe Gen5 x16", "NVIDIA H100 PCIe": "PCIe Gen5 x16", "NVIDIA H100 NVL": "PCIe Gen5 x16",
 		"NVIDIA B200": "NVLink 5", "NVIDIA GB200": "NVLink 5", "NVIDIA A100-SXM4-80GB": "NVLink 3",
 		"NVIDIA A100-PCIE-40GB": "PCIe Gen4 x16", "NVIDIA L40S": "PCIe Gen4 x16", "NVIDIA L4": "PCIe Gen4 x16",
-		"AMD Instinct MI300X": "", "Tesla V100-SXM2-16GB": "", "": "",
+		"AMD Instinct MI300X": "Infinity Fabric (MI300X), 7 links", "AMD Instinct MI325X": "Infinity Fabric (MI325X), 7 links",
+		"AMD Instinct MI355X": "Infinity Fabric (MI355X), 7 links", "Tesla V100-SXM2-16GB": "", "": "",
 	}
 	for dev, want := range cases {
-		p, note := devicePeak(dev)
+		p, note := devicePeak(dev, 0)
 		got := ""
 		if p != nil {
 			got = p.Name
@@ -434,6 +435,27 @@ func TestDevicePeak(t *testing.T) {
 	}
 	if p, note := choosePeak(nil, []Rank{{Device: "NVIDIA H200"}, {Device: "NVIDIA L4"}}); p != nil || !strings.Contains(note, "different GPUs") {
 		t.Errorf("mixed GPUs: %+v, %q", p, note)
+	}
+}
+
+// TestMeshPeak: an AMD GPU's peak per GPU and direction is half AMD's
+// per-link Infinity Fabric figure (128 GB/s MI300X and MI325X, 153.6 GB/s
+// MI355X, both directions) times the links a group of n GPUs uses, n-1 of
+// the 7 to the other GPUs of the platform.
+func TestMeshPeak(t *testing.T) {
+	perLinkBoth := map[string]float64{"AMD Instinct MI300X": 128, "AMD Instinct MI325X": 128, "AMD Instinct MI355X": 153.6}
+	for dev, both := range perLinkBoth {
+		for _, n := range []int{0, 2, 4, 8, 16} {
+			links := 7
+			if n >= 2 && n < 8 {
+				links = n - 1
+			}
+			want := both / 2 * float64(links)
+			p, note := choosePeak(nil, []Rank{{Device: dev, WorldSize: n}, {Device: dev, WorldSize: n}})
+			if p == nil || math.Abs(p.GBPerS-want) > 1e-9 || !strings.Contains(note, "mesh") {
+				t.Errorf("%s, %d GPUs: %+v (%q), want %g GB/s", dev, n, p, note, want)
+			}
+		}
 	}
 }
 

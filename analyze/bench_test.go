@@ -131,6 +131,12 @@ func BenchmarkAnalyzeVsIngest(b *testing.B) {
 // kinetoscope bench --repeat builds one), or of the bundled real eager run:
 // compare it with ingest's figure for the same file.
 func BenchmarkAnalyzeFile(b *testing.B) {
+	benchAnalyze(b, benchTraceSet(b))
+}
+
+// benchTraceSet reads $KINETOSCOPE_BENCH_TRACE, else the bundled real eager
+// run.
+func benchTraceSet(b *testing.B) *ingest.Set {
 	path := os.Getenv("KINETOSCOPE_BENCH_TRACE")
 	if path == "" {
 		path = filepath.Join("..", "sampletraces", "real", "eager")
@@ -139,7 +145,7 @@ func BenchmarkAnalyzeFile(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchAnalyze(b, set)
+	return set
 }
 
 // benchAnalyze runs Analyze on set b.N times and reports the CPU time an
@@ -192,4 +198,34 @@ func BenchmarkClassifyNames(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(names)), "ns/name")
+}
+
+// BenchmarkChecks measures the checks of the data (Report.Checks) against
+// the whole analysis of the same trace in the same run: sub-benchmark
+// analyze is Analyze, checks the per-rank checks over the analysed passes
+// plus the cross-rank ones. The trace is KINETOSCOPE_BENCH_TRACE, else the
+// real eager sample.
+func BenchmarkChecks(b *testing.B) {
+	set := benchTraceSet(b)
+	b.Run("analyze", func(b *testing.B) { benchAnalyze(b, set) })
+	cls, re, err := prepare(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := &Report{Ranks: make([]Rank, len(set.Traces))}
+	passes := make([]*rankPass, len(set.Traces))
+	for i, t := range set.Traces {
+		r.Ranks[i], passes[i] = analyzeTrace(t, cls, re, Options{})
+	}
+	r.Headline = headline(r.Ranks)
+	b.Run("checks", func(b *testing.B) {
+		c0 := cpuTime()
+		for b.Loop() {
+			for i, p := range passes {
+				p.checks = checkRank(p, &r.Ranks[i])
+			}
+			checkData(r, passes, nil, Options{})
+		}
+		b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+	})
 }

@@ -20,3 +20,9 @@ func newBucketTab() bucketTab {
 func (t bucketTab) isGEMM(b uint8) bool {
 	return t.ids[b] == GEMM || t.ids[b] == MarlinGEMM
 }
+
+// isComm says whether bucket b is a communication bucket.
+func (t bucketTab) isComm(b uint8) bool {
+	bk, _ := BucketByID(t.ids[b])
+	return bk.Group == GroupCommunication
+}

@@ -98,7 +98,7 @@ func (a *bwAcc) merge(b *bwAcc) {
 func addRankBandwidth(accs map[bwKey]*bwAcc, rk *Rank, ri int, p *rankPass, rc *crossrank.RankComm) {
 	for gi, ev := range p.t.GPU.All() {
 		st := p.stepOf[gi]
-		if st < 0 || int(st) >= len(rk.Steps) || rk.Steps[st].Phase == PhaseEmpty {
+		if st < 0 || int(st) >= len(rk.Steps) || rk.Steps[st].Phase == PhaseEmpty || rk.Steps[st].Truncated {
 			continue
 		}
 		id := p.tab.ids[p.bucketOf[gi]]

@@ -36,6 +36,7 @@ func alignRanks(r *Report, traces []*ingest.Trace, passes []*rankPass) *crossran
 		}
 	}
 	r.Collectives = collectivesSummary(a)
+	r.MissingRanks = a.MissingRanks
 	r.Warnings = append(r.Warnings, a.Warnings...)
 	return a
 }
@@ -77,7 +78,7 @@ func phaseComm(steps []Step, ph *Phase, phase string) *Comm {
 	}
 	var c Comm
 	for i := range steps {
-		if s := &steps[i]; s.Phase == phase && s.Comm != nil {
+		if s := &steps[i]; inPhase(phase, s) && s.Comm != nil {
 			c.KernelUS += s.Comm.KernelUS
 			c.TransferUS += s.Comm.TransferUS
 			c.WaitUS += s.Comm.WaitUS

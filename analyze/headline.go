@@ -45,7 +45,7 @@ func headlinePhase(ranks []Rank) (string, func(*Rank) Phase) {
 			}
 		}
 	}
-	return "all", func(r *Rank) Phase { return Aggregate(r.Steps, (*Step).HasWork) }
+	return "all", func(r *Rank) Phase { return Aggregate(r.Steps, isPhase("all")) }
 }
 
 func derefPhase(p *Phase) Phase {
@@ -62,9 +62,9 @@ func (s *Step) HasWork() bool { return s.Kernels > 0 }
 // inPhase says whether step s belongs to the headline's phase.
 func inPhase(phase string, s *Step) bool {
 	if phase == "all" {
-		return s.HasWork()
+		return s.HasWork() && !s.Truncated
 	}
-	return s.Phase == phase
+	return s.Phase == phase && !s.Truncated
 }
 
 // headline picks the first finding from the headline phase of all ranks:

@@ -63,7 +63,7 @@ func headlineAccount(ranks []Rank, get func(*Rank) Phase) *HeadlineAccount {
 		ph := get(&ranks[i])
 		a := ph.Account
 		if a == nil {
-			a = meanAccount(ranks[i].Steps, func(s *Step) bool { return ph.Steps > 0 && s.HasWork() })
+			a = meanAccount(ranks[i].Steps, isPhase("all"))
 		}
 		if a == nil || ph.Steps == 0 {
 			continue

@@ -179,10 +179,13 @@ func inferSteps(t *ingest.Trace, li *launchIndex) (marks []stepMark, cutoff int6
 	return marks, cutoff, evidence
 }
 
-// findCycle looks for the step cycle: first among the counts of the
+// findCycle looks for the step cycle: among the counts of the
 // device-to-host copies, with a copy in the group (a step ends with its
-// sampled tokens copied to the host); then among all counts of at least
-// minCycles, fewest cycles first (a step holds many layer cycles).
+// sampled tokens copied to the host), and among all counts of at least
+// minCycles, fewest cycles first (a step holds many layer cycles). The
+// longest period wins: a copy's cycle that nests whole inside the cycles
+// of fewer repeats is a sync inside the step (a MoE router copying its
+// expert counts to the host in every layer), not the step.
 func findCycle(byCount map[int][]ingest.StrID, pos map[ingest.StrID][]int32, d2h map[ingest.StrID]bool, n int) (cycleGroup, bool, bool) {
 	counts := make([]int, 0, len(byCount))
 	for c := range byCount {
@@ -192,6 +195,20 @@ func findCycle(byCount map[int][]ingest.StrID, pos map[ingest.StrID][]int32, d2h
 	if len(counts) > maxCountsTried {
 		counts = counts[:maxCountsTried]
 	}
+	plain, plainOK := plainCycle(counts, byCount, pos, n)
+	copied, copyOK := copyCycle(counts, byCount, pos, d2h, n)
+	switch {
+	case copyOK && plainOK && len(plain.lo) < len(copied.lo) && len(copied.lo)%len(plain.lo) == 0:
+		return plain, false, true
+	case copyOK:
+		return copied, true, true
+	}
+	return plain, false, plainOK
+}
+
+// copyCycle is the group of fewest cycles among the counts of the
+// device-to-host copies that holds a copy.
+func copyCycle(counts []int, byCount map[int][]ingest.StrID, pos map[ingest.StrID][]int32, d2h map[ingest.StrID]bool, n int) (cycleGroup, bool) {
 	for _, c := range counts {
 		var seeds []ingest.StrID
 		for _, name := range byCount[c] {
@@ -203,19 +220,25 @@ func findCycle(byCount map[int][]ingest.StrID, pos map[ingest.StrID][]int32, d2h
 			continue
 		}
 		if g, ok := bestGroup(limit(seeds, maxSeeds), limit(byCount[c], maxGroupNames), pos, n); ok {
-			return g, true, true
+			return g, true
 		}
 	}
+	return cycleGroup{}, false
+}
+
+// plainCycle is the group of fewest cycles, at least minCycles, among all
+// counts.
+func plainCycle(counts []int, byCount map[int][]ingest.StrID, pos map[ingest.StrID][]int32, n int) (cycleGroup, bool) {
 	for _, c := range counts {
 		if c < minCycles {
 			continue
 		}
 		names := limit(byCount[c], maxGroupNames)
 		if g, ok := bestGroup(limit(names, maxSeeds), names, pos, n); ok {
-			return g, false, true
+			return g, true
 		}
 	}
-	return cycleGroup{}, false, false
+	return cycleGroup{}, false
 }
 
 func limit[T any](s []T, n int) []T { return s[:min(len(s), n)] }
@@ -346,4 +369,39 @@ func medianTokens(steps []Step, open []int) (float64, bool) {
 		ts = append(ts, float64(steps[i].Tokens))
 	}
 	return quantileFloat(ts, 0.5), len(ts) > 0
+}
+
+// minPeriodicBlocks is how many runs of prefill steps, past the first,
+// recurring at one period make inferred steps suspect.
+const minPeriodicBlocks = 3
+
+// periodicPhases warns when inferred steps' phases alternate with a fixed
+// period: runs of prefill steps starting every k steps (k >= 2), past the
+// first run, at least minPeriodicBlocks times, with decode steps between.
+// Engine steps do not do that; parts of a step do (its layers, cut at a
+// sync inside each), the step's own kernels making every k-th part look
+// heavier. "" when the phases do not.
+func periodicPhases(steps []Step) string {
+	var starts []int
+	for i := range steps {
+		if steps[i].Phase == PhasePrefill && (i == 0 || steps[i-1].Phase != PhasePrefill) {
+			starts = append(starts, i)
+		}
+	}
+	if len(starts) < minPeriodicBlocks+1 {
+		return ""
+	}
+	rest := starts[1:]
+	k := rest[1] - rest[0]
+	for i := 2; i < len(rest); i++ {
+		if rest[i]-rest[i-1] != k {
+			return ""
+		}
+	}
+	if k < 2 {
+		return ""
+	}
+	return fmt.Sprintf("the inferred steps' phases alternate with a period of %d steps (prefill again at steps %d, %d, %d, ...): "+
+		"they are likely parts of engine steps (cut at a sync inside each step), not steps; give the step marks with --step-regex",
+		k, rest[0], rest[1], rest[2])
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"kinetoscope/ingest"
 )
@@ -89,10 +90,15 @@ type LayerSlot struct {
 	Name   string   `json:"name"`
 	Bucket BucketID `json:"bucket"`
 	// Label names the slot by its bucket: "GEMM 2 of 4".
-	Label string   `json:"label"`
-	Grid  [3]int32 `json:"grid"`
-	Block [3]int32 `json:"block"`
-	Count int      `json:"count"` // kernels measured: layers x steps
+	Label string `json:"label"`
+	// Module is the innermost nn.Module whose forward launched the slot's
+	// kernel ("Attention", "MergedColumnParallelLinear"), without its
+	// index; "" when the trace has no module events (no with_stack) or the
+	// kernel was replayed from a CUDA graph (no launch of its own).
+	Module string   `json:"module,omitempty"`
+	Grid   [3]int32 `json:"grid"`
+	Block  [3]int32 `json:"block"`
+	Count  int      `json:"count"` // kernels measured: layers x steps
 	// MeanUS, P50US and P90US are the kernel's duration.
 	MeanUS float64 `json:"mean_us"`
 	P50US  float64 `json:"p50_us"`
@@ -181,7 +187,7 @@ func (p *rankPass) layerFolds(steps []Step) []LayerFold {
 	for _, phase := range []string{PhaseDecode, PhasePrefill, PhaseMixed} {
 		var in []*stepSequence
 		for i := range seqs {
-			if s := &seqs[i]; len(s.events) > 0 && steps[s.step].Phase == phase {
+			if s := &seqs[i]; len(s.events) > 0 && inPhase(phase, &steps[s.step]) {
 				in = append(in, s)
 			}
 		}
@@ -552,6 +558,49 @@ func (a *layerAcc) finish(lf *LayerFold, f fold) {
 		}
 	}
 	lf.Slots = a.slots(f)
+	a.p.slotModules(lf.Slots, a.slotFirst)
+}
+
+// slotModules names each slot's module: the innermost nn.Module forward
+// (Trace.Modules) on the launching thread whose interval holds the launch
+// of the slot's kernel (an event of it: first).
+func (p *rankPass) slotModules(slots []LayerSlot, first []int32) {
+	mods := &p.t.Modules
+	if mods.Len() == 0 {
+		return
+	}
+	byThread := map[int32][]*ingest.Annotation{}
+	for _, m := range mods.All() {
+		byThread[m.Thread] = append(byThread[m.Thread], m)
+	}
+	for _, ms := range byThread {
+		slices.SortStableFunc(ms, func(a, b *ingest.Annotation) int { return cmp.Compare(a.Start, b.Start) })
+	}
+	isGraph := map[ingest.StrID]bool{}
+	for j := range slots {
+		l := p.launchOf(p.t.GPU.At(int(first[j])))
+		if l == nil || graphLaunch(p.t, l, isGraph) {
+			continue
+		}
+		ms := byThread[l.Thread]
+		i := sort.Search(len(ms), func(i int) bool { return ms[i].Start > l.Start }) - 1
+		for ; i >= 0; i-- {
+			if ms[i].Start+ms[i].Dur >= l.Start {
+				slots[j].Module = moduleName(p.t.Name(ms[i].Name))
+				break
+			}
+		}
+	}
+}
+
+// moduleName returns a module's class from its event name: "nn.Module:
+// QKVParallelLinear_0" is "QKVParallelLinear".
+func moduleName(event string) string {
+	name := strings.TrimPrefix(event, "nn.Module: ")
+	if i := strings.LastIndexByte(name, '_'); i > 0 && i < len(name)-1 && strings.Trim(name[i+1:], "0123456789") == "" {
+		name = name[:i]
+	}
+	return name
 }
 
 // slots describes each position of the layer, labelled by bucket ("GEMM

@@ -250,3 +250,43 @@ func TestLayersPublic(t *testing.T) {
 		}
 	}
 }
+
+// TestLayerModules: in the real eager TP2 trace (with_stack: nn.Module
+// events) each slot is named by the module that launched it as the
+// generator's model nests them: the norms in RMSNorm, one AllReduce in
+// Attention (after o_proj) and one in MLP (after down), the activation in
+// MLP; in the CUDA-graph decode no slot has a module (no launch of its
+// own), and the traces without with_stack have none either.
+func TestLayerModules(t *testing.T) {
+	_, r := analyzePath(t, testkit.Real(t, "eager"))
+	lf := foldOf(r.Ranks[0], PhaseDecode)
+	byBucket := map[BucketID][]string{}
+	for _, s := range lf.Slots {
+		byBucket[s.Bucket] = append(byBucket[s.Bucket], s.Module)
+	}
+	for b, want := range map[BucketID][]string{
+		Norm: {"RMSNorm", "RMSNorm"}, AllReduce: {"Attention", "MLP"}, Activation: {"MLP"}, Attention: {"Attention"},
+	} {
+		if !slices.Equal(byBucket[b], want) {
+			t.Errorf("eager: %s slots in modules %v, want %v", b, byBucket[b], want)
+		}
+	}
+	for _, v := range []string{"cudagraph", "bare_eager"} {
+		_, r := analyzePath(t, testkit.Real(t, v))
+		for _, s := range foldOf(r.Ranks[0], PhaseDecode).Slots {
+			if s.Module != "" {
+				t.Errorf("%s: slot %d %s in module %q", v, s.Index, s.Label, s.Module)
+			}
+		}
+	}
+	for _, tc := range []struct{ event, want string }{
+		{"nn.Module: QKVParallelLinear_0", "QKVParallelLinear"},
+		{"nn.Module: DecoderLayer_31", "DecoderLayer"},
+		{"nn.Module: Linear", "Linear"},
+		{"nn.Module: conv_2d_x", "conv_2d_x"},
+	} {
+		if got := moduleName(tc.event); got != tc.want {
+			t.Errorf("moduleName(%q) = %q, want %q", tc.event, got, tc.want)
+		}
+	}
+}

@@ -67,35 +67,97 @@ func ParseLink(s string) (*LinkPeak, error) {
 // and what the name cannot tell.
 type deviceLink struct {
 	re   *regexp.Regexp
-	link string // a name of namedLink
+	link string // a name of namedLink; "" for a mesh
 	note string
+	mesh *meshLink
+}
+
+// meshLink is a fully connected mesh of point-to-point links, one to each
+// peer (AMD Infinity Fabric on the 8-GPU platforms): a collective over n
+// GPUs of one host uses n-1 of a GPU's links, so its peak per GPU and
+// direction is n-1 links' worth, not the GPU's total.
+type meshLink struct {
+	name string
+	// perLink is one link's peak per direction, GB/s: half AMD's "Peak
+	// Infinity Fabric Link Bandwidth", which counts both directions.
+	perLink float64
+	peers   int // links to other GPUs of the platform (7 of 8)
+	source  string
+}
+
+// peak is the mesh's peak per GPU and direction for a group of n GPUs
+// (n < 2 or unknown: all peers).
+func (m *meshLink) peak(n int) LinkPeak {
+	links := m.peers
+	if n >= 2 && n-1 < links {
+		links = n - 1
+	}
+	g := m.perLink * float64(links)
+	return LinkPeak{Name: fmt.Sprintf("%s, %d link%s", m.name, links, plural(links)), GBPerS: g}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// amdMesh is the Infinity Fabric mesh of an AMD Instinct GPU; the figures
+// are AMD's product pages' (Infinity Fabric Links; Peak Infinity Fabric
+// Link Bandwidth, both directions):
+//
+//	MI300X  128 GB/s a link  amd.com/en/products/accelerators/instinct/mi300/mi300x.html
+//	MI325X  128 GB/s a link  amd.com/en/products/accelerators/instinct/mi300/mi325x.html
+//	MI355X  153.6 GB/s a link  amd.com/en/products/accelerators/instinct/mi350/mi355x.html
+//
+// Each lists 8 links, 7 of which join the GPU to the 7 others of an
+// 8-GPU platform (the 8th is for scale-out).
+func amdMesh(name string, linkBoth float64, page string) *meshLink {
+	return &meshLink{name: name, perLink: linkBoth / 2, peers: 7, source: page}
 }
 
 // deviceLinks are tried in order, the first match wins: PCIe cards before
 // the SXM parts whose names they contain.
 func deviceLinks() []deviceLink {
 	pcieCard := "a PCIe card; NVLink bridges, if fitted, are not recorded in the trace (pass --link nvlink4 when they join every rank of the group)"
+	meshNote := func(m *meshLink) string {
+		return fmt.Sprintf("Infinity Fabric is a mesh of point-to-point links, %g GB/s per direction each (%s): a group of n GPUs uses n-1 of them", m.perLink, m.source)
+	}
+	mi300x := amdMesh("Infinity Fabric (MI300X)", 128, "AMD's MI300X page")
+	mi325x := amdMesh("Infinity Fabric (MI325X)", 128, "AMD's MI325X page")
+	mi355x := amdMesh("Infinity Fabric (MI355X)", 153.6, "AMD's MI355X page")
 	return []deviceLink{
-		{regexp.MustCompile(`H[12]00 NVL|H100 PCIe`), "pcie5x16", pcieCard},
-		{regexp.MustCompile(`A100.*PCIE|A100.*PCIe|\bL40S?\b|\bL4\b|\bA10G?\b`), "pcie4x16", "a PCIe card"},
-		{regexp.MustCompile(`\bG?B[123]00\b`), "nvlink5", ""},
-		{regexp.MustCompile(`\bH[12]00\b|\bH20\b`), "nvlink4", ""},
-		{regexp.MustCompile(`A100`), "nvlink3", ""},
+		{re: regexp.MustCompile(`\bMI300X\b`), note: meshNote(mi300x), mesh: mi300x},
+		{re: regexp.MustCompile(`\bMI325X\b`), note: meshNote(mi325x), mesh: mi325x},
+		{re: regexp.MustCompile(`\bMI35[05]X\b`), note: meshNote(mi355x), mesh: mi355x},
+		{regexp.MustCompile(`H[12]00 NVL|H100 PCIe`), "pcie5x16", pcieCard, nil},
+		{regexp.MustCompile(`A100.*PCIE|A100.*PCIe|\bL40S?\b|\bL4\b|\bA10G?\b`), "pcie4x16", "a PCIe card", nil},
+		{regexp.MustCompile(`\bG?B[123]00\b`), "nvlink5", "", nil},
+		{regexp.MustCompile(`\bH[12]00\b|\bH20\b`), "nvlink4", "", nil},
+		{regexp.MustCompile(`A100`), "nvlink3", "", nil},
 	}
 }
 
 // p2pNote is what the trace cannot tell about how NCCL moved the data.
 const p2pNote = "the trace does not record the NCCL environment: with NCCL_P2P_DISABLE=1 the data goes through host memory, then pass --link pcie5x16 (or pcie4x16)"
 
-// devicePeak returns the link peak that the GPU name tells and what it
-// cannot tell; nil with the reason when the name tells none.
-func devicePeak(device string) (*LinkPeak, string) {
+// devicePeak returns the link peak that the GPU name tells for a group of
+// n GPUs (the world size; 0 when unknown) and what it cannot tell; nil
+// with the reason when the name tells none.
+func devicePeak(device string, n int) (*LinkPeak, string) {
 	if device == "" {
 		return nil, "the trace names no GPU"
 	}
 	for _, d := range deviceLinks() {
 		if d.re.MatchString(device) {
 			l, _ := namedLink(d.link)
+			if d.mesh != nil {
+				l = d.mesh.peak(n)
+				if n >= 2 {
+					l.Name += fmt.Sprintf(" for %d GPUs", n)
+				}
+			}
 			l.Source = "device name " + device
 			note := p2pNote
 			if d.note != "" {
@@ -114,8 +176,9 @@ func choosePeak(opt *LinkPeak, ranks []Rank) (*LinkPeak, string) {
 	if opt != nil {
 		return opt, ""
 	}
-	device := ""
+	device, n := "", 0
 	for i := range ranks {
+		n = max(n, ranks[i].WorldSize)
 		switch d := ranks[i].Device; {
 		case d == "":
 		case device == "":
@@ -124,7 +187,7 @@ func choosePeak(opt *LinkPeak, ranks []Rank) (*LinkPeak, string) {
 			return nil, fmt.Sprintf("the ranks run on different GPUs (%s, %s): pass --link", device, d)
 		}
 	}
-	p, note := devicePeak(device)
+	p, note := devicePeak(device, n)
 	if p == nil {
 		note += ": pass --link " + strings.Join(LinkNames(), "|") + "|GBPS"
 	}

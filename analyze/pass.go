@@ -47,6 +47,10 @@ type rankPass struct {
 	// order[off[s]:off[s+1]], in trace order.
 	off, order []int32
 	lastGEMM   map[int64]int64
+	// checks are the rank's checks; overlapNS the same-stream overlap per
+	// step they found.
+	checks    RankChecks
+	overlapNS []int64
 }
 
 func newRankPass(t *ingest.Trace, tab bucketTab, c *Classifier, li launchIndex, marks []stepMark, cutoff int64) *rankPass {

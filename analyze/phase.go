@@ -95,6 +95,12 @@ func pctOf(part, whole float64) float64 {
 	return 100 * part / whole
 }
 
+// isPhase selects the steps of a phase for Aggregate, as InPhase.
 func isPhase(name string) func(*Step) bool {
-	return func(s *Step) bool { return s.Phase == name }
+	return func(s *Step) bool { return inPhase(name, s) }
 }
+
+// InPhase says whether step s counts in the figures of phase (decode,
+// prefill, mixed, or "all": every step with GPU work): a step cut off by
+// the end of the profile (Step.Truncated) counts in none.
+func InPhase(phase string, s *Step) bool { return inPhase(phase, s) }

@@ -10,6 +10,11 @@ type Report struct {
 	Ranks     []Rank   `json:"ranks"`     // one per trace, in rank order
 	// Collectives is the cross-rank matching summary; nil for one rank.
 	Collectives *Collectives `json:"collectives,omitempty"`
+	// MissingRanks lists the ranks of the run that have no trace: those
+	// its traces' process groups declare (world size, NCCL group ranks)
+	// that no trace given is of. Every figure is then of the ranks given
+	// only, and their collectives cannot be split into transfer and wait.
+	MissingRanks []int `json:"missing_ranks,omitempty"`
 	// Bandwidth is the achieved bandwidth of the collectives per kind and
 	// message size; nil when the steps hold no communication kernel.
 	Bandwidth *Bandwidth `json:"bandwidth,omitempty"`
@@ -22,6 +27,9 @@ type Report struct {
 	// late), from the step-time account; estimates, not measurements.
 	WhatIf   []WhatIf `json:"what_if,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Checks are the checks of the data itself: impossible timing, kernels
+	// the rules miss, lost or cut-off events, clocks across ranks.
+	Checks *Checks `json:"checks,omitempty"`
 }
 
 // Rank is the analysis of one rank's trace.
@@ -94,6 +102,13 @@ type Step struct {
 	// Account splits the span into parts that add up to it; nil for a
 	// step with no GPU work.
 	Account *Account `json:"account,omitempty"`
+	// OverlapUS is the kernel time counted twice because GPU events
+	// overlap the previous event on their stream (TimingCheck): KernelUS
+	// holds it, BusyUS does not.
+	OverlapUS float64 `json:"overlap_us,omitempty"`
+	// Truncated marks the last step when the end of the profile cut it off
+	// (TruncationCheck.CutStep): it is left out of every phase's figures.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // BucketStat is the time and number of GPU events of one bucket.
@@ -200,6 +215,9 @@ type Headline struct {
 	// Problem says why the step split looks wrong; Fix what to do.
 	Problem string `json:"problem,omitempty"`
 	Fix     string `json:"fix,omitempty"`
+	// Caveats says, one sentence each, what in the data makes the figures
+	// doubtful (see Report.Checks); empty when nothing does.
+	Caveats []string `json:"caveats,omitempty"`
 }
 
 // HeadlineRank is one rank's figures behind a headline.

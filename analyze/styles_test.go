@@ -48,6 +48,7 @@ func TestRealStyles(t *testing.T) {
 		"withstack_execute_model": SourceExecuteModel, "annotated_execute_model": SourceExecuteModel,
 		"vllm_new_annotations": SourceVLLM, "profilerstep": SourceProfilerStep, "profilerstep_vllm": SourceVLLM,
 		"bare_eager": SourceInferred, "bare_cudagraph": SourceInferred, "moe": SourceInferred,
+		"moe_sync": SourceInferred,
 	}
 	for _, style := range sampletraces.RealStyles() {
 		t.Run(style, func(t *testing.T) {

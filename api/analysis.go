@@ -140,6 +140,7 @@ func (s *Server) analyzeRun(ctx context.Context, id string) error {
 			attempts-1, id), lp.snapshot())
 	}
 	start := time.Now()
+	defer returnMemory()
 	s.stats.analysisStarted()
 	faults := &storeFaults{}
 	stopBeat := s.heartbeat(ctx, id, lp)
@@ -248,6 +249,7 @@ func (s *Server) record(ctx context.Context, id string, rep *analyze.Report, err
 	} else {
 		p.Phase = "done"
 		err = s.meta.SetReport(ctx, id, js, p)
+		err = s.reportNotStored(ctx, id, err, p)
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -283,7 +285,7 @@ func (s *Server) sources(ctx context.Context, files []store.File, faults *storeF
 	names := layoutNames(files)
 	srcs := make([]ingest.Source, len(files))
 	for i, f := range files {
-		srcs[i] = ingest.Source{Name: names[i], Size: f.Size, Format: f.Kind, Open: func() (ingest.SourceReader, error) {
+		srcs[i] = ingest.Source{Name: names[i], Size: f.Size, Format: f.Format, Open: func() (ingest.SourceReader, error) {
 			b, err := s.blobs.Open(ctx, f.SHA256)
 			if errors.Is(err, store.ErrNotFound) {
 				return nil, fmt.Errorf("the stored file (sha256 %s) is %w", f.SHA256, errBlobMissing)
@@ -297,9 +299,9 @@ func (s *Server) sources(ctx context.Context, files []store.File, faults *storeF
 	return srcs
 }
 
-// layoutNames returns the names files get in a work directory: their
-// analysisName, prefixed with their index when two would collide. They are
-// the rank file names of the report (Rank.File).
+// layoutNames returns the names a run's files go by in its analysis, the
+// rank file names of the report (Rank.File): their analysisName, prefixed
+// with their index when two would collide.
 func layoutNames(files []store.File) []string {
 	seen := map[string]bool{}
 	names := make([]string, len(files))
@@ -314,11 +316,12 @@ func layoutNames(files []store.File) []string {
 	return names
 }
 
-// analysisName returns f's name with the extension its kind needs, since
-// readers pick the format from the name.
+// analysisName returns f's name with the extension of its format when it
+// lacks one (an upload named "rank0" is "rank0.json.gz" in the report), so
+// that the report names each file as what it was read as.
 func analysisName(f store.File) string {
-	ext := ingest.FormatExt(f.Kind)
-	if strings.HasSuffix(f.Name, ext) || (f.Kind == ingest.FormatTarGz && strings.HasSuffix(f.Name, ".tgz")) {
+	ext := ingest.FormatExt(f.Format)
+	if strings.HasSuffix(f.Name, ext) || (f.Format == ingest.FormatTarGz && strings.HasSuffix(f.Name, ".tgz")) {
 		return f.Name
 	}
 	return f.Name + ext
@@ -328,7 +331,7 @@ func analysisName(f store.File) string {
 // server's read limits, publishing its progress to lp.
 func (s *Server) analyzeSources(ctx context.Context, _ string, srcs []ingest.Source, lp *liveProgress) (*analyze.Report, error) {
 	run, err := driver.AnalyzeSources(srcs, driver.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes,
-		MaxRatio: s.cfg.MaxRatio, Progress: lp.update, Analyzing: func() { lp.setPhase("analyzing") }})
+		MaxRatio: s.cfg.MaxRatio, Progress: lp.update, Analyzing: func() { lp.setPhase("analyzing") }, Budget: s.budget()})
 	if err != nil {
 		return nil, err
 	}

@@ -74,8 +74,8 @@ func TestUploadArchives(t *testing.T) {
 			}
 			var c created
 			must(t, json.Unmarshal(body, &c))
-			if c.Run.Files[0].Kind != tc.kind {
-				t.Errorf("stored kind %q, want %q", c.Run.Files[0].Kind, tc.kind)
+			if c.Run.Files[0].Format != tc.kind {
+				t.Errorf("stored kind %q, want %q", c.Run.Files[0].Format, tc.kind)
 			}
 			checkTwoRanks(t, s.URL, c.ID)
 		})

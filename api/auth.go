@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode"
 
 	"github.com/labstack/echo/v4"
 
@@ -27,10 +28,14 @@ const (
 const sessionCookie = "kinetoscope_session"
 
 // openPath reports whether a path is answered without a token: the health
-// check, and the login page that asks for one.
+// check, and the login page that asks for one with its stylesheet.
 func openPath(path string) bool {
-	return path == "/healthz" || path == loginPath
+	return path == "/healthz" || path == loginPath || path == loginStyle
 }
+
+// loginStyle is the stylesheet of every page, the login page's included:
+// it holds nothing of the runs.
+const loginStyle = "/static/style.css"
 
 // needsWrite reports whether a request changes something (uploads,
 // deletes) and so needs the token rather than the read-only one.
@@ -138,10 +143,18 @@ func (s *Server) postLogin(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, next)
 }
 
-// safeNext returns next when it is a path on this server, else "/": the
-// login page never sends a browser elsewhere.
+// safeNext returns next when it is a clean path on this server, else
+// "/": the login page never sends a browser elsewhere. Browsers drop tabs
+// and newlines from a URL and read a backslash as a slash, so
+// "/<TAB>/host" would be "//host": a control character or backslash
+// anywhere, or a second slash first, is refused.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsFunc(next, func(r rune) bool {
+		return r < 0x20 || r == 0x7f || r == '\\' || unicode.IsSpace(r)
+	}) {
+		return "/"
+	}
+	if u, err := url.Parse(next); err != nil || u.Scheme != "" || u.Host != "" {
 		return "/"
 	}
 	return next

@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -55,7 +56,7 @@ func gzipBomb(t testing.TB, size int64) io.Reader {
 		zw.Close()
 		return buf.Bytes()
 	}
-	first, rest := member(`{"traceEvents": [`), member("")
+	first, rest := member(`{"traceEvents": [{"name": "`), member("") // zeros in a string: a trace's shape
 	pr, pw := io.Pipe()
 	go func() {
 		_, err := pw.Write(first)
@@ -73,6 +74,8 @@ func TestBadInputs(t *testing.T) {
 	gz, err := os.ReadFile(testkit.Public(t, traceH100))
 	must(t, err)
 	ctEmpty, emptyForm := multipartBody(t, "x", "")
+	text := gunzip(t, gz)
+	ctTrunc, truncForm := multipartBody(t, "x", "", writeTemp(t, "rank0.json", string(text[:100])))
 	ctMixed, mixedForm := multipartBody(t, "x", "", testkit.Public(t, traceRank0), writeTemp(t, "bad.json", "not json"))
 	tests := []struct {
 		name  string
@@ -82,6 +85,13 @@ func TestBadInputs(t *testing.T) {
 		msg   string
 	}{
 		{"truncated gzip", "application/gzip", bytes.NewReader(gz[:len(gz)/2]), 400, "truncated gzip"},
+		{"truncated JSON", "application/json", bytes.NewReader(text[:len(text)/2]), 400,
+			fmt.Sprintf("upload: invalid JSON at byte offset %d: unexpected end of input (truncated file?)", len(text)/2)},
+		{"truncated named JSON", ctTrunc, truncForm, 400, "rank0.json: invalid JSON at byte offset 100: unexpected end of input"},
+		{"gzip of truncated JSON", "application/gzip", bytes.NewReader(gzipOf(t, string(text[:1000]))), 400, "invalid JSON at byte offset 1000: unexpected end"},
+		{"JSON not a trace", "application/json", strings.NewReader(strings.Repeat("[", 500) + strings.Repeat("]", 500)), 400,
+			"upload: invalid JSON at byte offset 1: expected an event object, found '['"},
+		{"JSON object not a trace", "application/json", strings.NewReader(`{"data": [1, 2]}`), 400, "upload: not a trace: no traceEvents key"},
 		{"corrupt gzip", "application/gzip", bytes.NewReader(append(gz[:100:100], bytes.Repeat([]byte{0xff}, 4000)...)), 400, "gzip"},
 		{"not JSON", "application/json", strings.NewReader("PNG this is not a trace"), 400, "not a JSON trace: expected '{' at byte offset 0"},
 		{"not JSON gzip", "application/gzip", bytes.NewReader(gzipOf(t, "  hello")), 400, "byte offset 2"},
@@ -166,6 +176,15 @@ func gzipOf(t testing.TB, s string) []byte {
 	return buf.Bytes()
 }
 
+// gunzip returns the text of a gzip stream.
+func gunzip(t testing.TB, gz []byte) []byte {
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	must(t, err)
+	text, err := io.ReadAll(zr)
+	must(t, err)
+	return text
+}
+
 // countFiles counts the regular files below dir.
 func countFiles(t testing.TB, dir string) int {
 	n := 0
@@ -178,10 +197,11 @@ func countFiles(t testing.TB, dir string) int {
 	return n
 }
 
-// A trace that is JSON but fails analysis keeps its run, with the error.
+// A trace that is JSON but fails analysis (no GPU events) keeps its run,
+// with the error.
 func TestFailedAnalysisKeepsRun(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: t.TempDir()})
-	code, body := do(t, "POST", s.URL+"/api/v1/runs?name=broken", "application/json", strings.NewReader(`{"traceEvents": [{"ph": "X", "ts": `))
+	code, body := do(t, "POST", s.URL+"/api/v1/runs?name=broken", "application/json", strings.NewReader(`{"traceEvents": [{"ph": "X", "ts": 1}]}`))
 	if code != http.StatusAccepted {
 		t.Fatalf("upload: %d %s", code, body)
 	}

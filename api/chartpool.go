@@ -2,9 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -22,19 +19,10 @@ func chartKey(id, reportHash, kind string, rank, step int, format string) string
 	return fmt.Sprintf("%s/%s-%s-r%d-s%d.%s", id, reportHash, kind, rank, step, format)
 }
 
-// reportWithHash returns a run's decoded report and a digest of its
-// stored JSON.
+// reportWithHash returns a run's decoded report, held against the run's
+// link setting, and a digest of both (linkedReport).
 func (s *Server) reportWithHash(ctx context.Context, id string) (*analyze.Report, string, error) {
-	js, err := s.reportJSON(ctx, id)
-	if err != nil {
-		return nil, "", err
-	}
-	var r analyze.Report
-	if err := json.Unmarshal(js, &r); err != nil {
-		return nil, "", fmt.Errorf("decode report of run %s: %w", id, err)
-	}
-	sum := sha256.Sum256(js)
-	return &r, hex.EncodeToString(sum[:8]), nil
+	return s.linkedReport(ctx, id, "")
 }
 
 // renderChart returns the image cached under key, or draws it on the

@@ -165,3 +165,15 @@ func (c *imageCache) dropRun(id string) {
 	}
 	os.RemoveAll(c.path(id))
 }
+
+// dropAll removes every image: they are drawn again on demand (a delete
+// on a full disk makes room so).
+func (c *imageCache) dropAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key := range c.entries {
+		os.Remove(c.path(key))
+	}
+	c.entries = map[string]*cachedImage{}
+	c.bytes = 0
+}

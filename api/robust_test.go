@@ -179,7 +179,7 @@ func halfUpload(t *testing.T, s *testServer, data string) net.Conn {
 	must(t, err)
 	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
 	must(t, err)
-	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/gzip\r\nContent-Length: %d\r\n\r\n", len(trace))
+	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/gzip\r\nContent-Length: %d\r\n\r\n", len(trace))
 	conn.Write(trace[:len(trace)/2])
 	waitFor(t, "temp file created", func() bool { return storedObjects(t, data, "tmp") == 1 })
 	return conn
@@ -226,7 +226,7 @@ func TestNotReadyRuns(t *testing.T) {
 // Charts of a run that failed analysis are refused with 422.
 func TestFailedRunCharts(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: t.TempDir()})
-	code, body := do(t, "POST", s.URL+"/api/v1/runs", "application/json", strings.NewReader(`{"traceEvents": [`))
+	code, body := do(t, "POST", s.URL+"/api/v1/runs", "application/json", strings.NewReader(`{"traceEvents": []}`))
 	if code != http.StatusAccepted {
 		t.Fatalf("upload: %d %s", code, body)
 	}

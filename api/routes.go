@@ -21,7 +21,8 @@ func (s *Server) routes() (err error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	e.Use(securityHeaders, s.recoverPanics, s.stats.middleware, s.trackRequests, s.authenticate, strictQuery)
+	e.Pre(headAsGet)
+	e.Use(securityHeaders, s.recoverPanics, s.stats.middleware, s.guardRequests, s.trackRequests, s.authenticate, strictQuery)
 	if s.openapi, err = openAPIDocument(); err != nil {
 		return err
 	}
@@ -32,6 +33,7 @@ func (s *Server) routes() (err error) {
 	v1.GET("/runs/:id", s.getRun)
 	v1.DELETE("/runs/:id", s.deleteRun)
 	v1.POST("/runs/:id/reanalyse", s.reanalyseRun)
+	v1.POST("/runs/:id/link", s.postLink)
 	v1.GET("/runs/:id/report", s.getReport)
 	v1.GET("/runs/:id/charts/:chart", s.getChart)
 	v1.GET("/runs/:id/trace", s.getTrace)
@@ -60,7 +62,8 @@ func (s *Server) getOpenAPI(c echo.Context) error {
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, s.openapi)
 }
 
-// healthz handles GET /healthz: both stores answer. It names the replica
+// healthz handles GET /healthz: both stores answer, and the disk of the
+// embedded stores has its reserve (healthDisk). It names the replica
 // that answered.
 func (s *Server) healthz(c echo.Context) error {
 	ctx := c.Request().Context()
@@ -70,7 +73,7 @@ func (s *Server) healthz(c echo.Context) error {
 	if _, err := s.blobs.Has(ctx, strings.Repeat("0", 64)); err != nil {
 		return echo.NewHTTPError(http.StatusServiceUnavailable, "blob store: "+err.Error())
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "ok", "replica": s.replica})
+	return s.healthDisk(c)
 }
 
 // errorHandler answers every error as JSON {"error": message}; errors that

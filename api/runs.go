@@ -5,7 +5,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -130,34 +129,28 @@ func (s *Server) Run(ctx context.Context, id string) (*store.Run, error) {
 	return r, nil
 }
 
-// Report returns a run's decoded report.
+// Report returns a run's decoded report, held against the run's link
+// setting (linkedReport).
 func (s *Server) Report(ctx context.Context, id string) (*analyze.Report, error) {
-	js, err := s.reportJSON(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	var r analyze.Report
-	if err := json.Unmarshal(js, &r); err != nil {
-		return nil, fmt.Errorf("decode report of run %s: %w", id, err)
-	}
-	return &r, nil
+	r, _, err := s.linkedReport(ctx, id, "")
+	return r, err
 }
 
-// reportJSON returns the stored report, or an error saying why there is
-// none yet.
-func (s *Server) reportJSON(ctx context.Context, id string) ([]byte, error) {
+// storedReport returns a run and its stored report, or an error saying
+// why there is none yet.
+func (s *Server) storedReport(ctx context.Context, id string) (*store.Run, []byte, error) {
 	run, err := s.Run(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	switch run.Status {
 	case store.StatusFailed:
-		return nil, echo.NewHTTPError(http.StatusUnprocessableEntity, fmt.Sprintf("run %s failed analysis: %s", id, run.Error))
+		return nil, nil, echo.NewHTTPError(http.StatusUnprocessableEntity, fmt.Sprintf("run %s failed analysis: %s", id, run.Error))
 	case store.StatusQueued, store.StatusRunning:
-		return nil, echo.NewHTTPError(http.StatusConflict, fmt.Sprintf("run %s is %s (phase %s): no report yet", id, run.Status, run.Progress.Phase))
+		return nil, nil, echo.NewHTTPError(http.StatusConflict, fmt.Sprintf("run %s is %s (phase %s): no report yet", id, run.Status, run.Progress.Phase))
 	}
 	js, err := s.meta.Report(ctx, id)
-	return js, notFound(err)
+	return run, js, notFound(err)
 }
 
 // errBlobMissing marks a run's stored file that is no longer in the blob
@@ -192,23 +185,23 @@ func (s *Server) getRun(c echo.Context) error {
 // getReport handles GET /api/v1/runs/{id}/report?format=: the stored
 // JSON, or the report in another of the driver's formats.
 func (s *Server) getReport(c echo.Context) error {
-	if err := knownParams(c.QueryParams(), "format"); err != nil {
+	if err := knownParams(c.QueryParams(), "format", linkParam); err != nil {
 		return err
 	}
 	format := c.QueryParam("format")
+	if format != "" && format != "json" && !slices.Contains(driver.ReportFormats(), format) {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad format %q: want one of %s", format, strings.Join(driver.ReportFormats(), ", ")))
+	}
+	rep, _, err := s.linkedReport(c.Request().Context(), c.Param("id"), c.QueryParam(linkParam))
+	if err != nil {
+		return err
+	}
 	if format == "" || format == "json" {
-		js, err := s.reportJSON(c.Request().Context(), c.Param("id"))
+		js, err := driver.EncodeReport(rep)
 		if err != nil {
 			return err
 		}
 		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, js)
-	}
-	if !slices.Contains(driver.ReportFormats(), format) {
-		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad format %q: want one of %s", format, strings.Join(driver.ReportFormats(), ", ")))
-	}
-	rep, err := s.Report(c.Request().Context(), c.Param("id"))
-	if err != nil {
-		return err
 	}
 	var buf bytes.Buffer
 	if err := driver.WriteReport(&buf, rep, format); err != nil {
@@ -238,8 +231,7 @@ func (s *Server) getTrace(c echo.Context) error {
 		}
 		defer rc.Close()
 		w.Header().Set(echo.HeaderContentDisposition, attachment(f.Name))
-		w.Header().Set(echo.HeaderContentLength, strconv.FormatInt(f.Size, 10))
-		return c.Stream(http.StatusOK, contentType(f.Kind), rc)
+		return serveBlob(c, contentType(f.Format), run.Created, rc)
 	}
 	w.Header().Set(echo.HeaderContentDisposition, attachment(run.ID+".tar"))
 	w.Header().Set(echo.HeaderContentType, "application/x-tar")
@@ -300,7 +292,7 @@ func (s *Server) deleteRun(c echo.Context) error {
 		return err
 	}
 	defer unlock()
-	orphans, err := s.meta.Delete(ctx, id)
+	orphans, err := s.deleteMeta(ctx, id)
 	if err != nil {
 		return notFound(err)
 	}
@@ -312,6 +304,7 @@ func (s *Server) deleteRun(c echo.Context) error {
 			s.log.Warn("delete blob", "run", id, "sha256", sha, "err", err)
 		}
 	}
+	s.keepBallast()
 	return c.NoContent(http.StatusNoContent)
 }
 
@@ -332,8 +325,7 @@ func (s *Server) getTraceFile(c echo.Context, run *store.Run, name string) error
 			}
 			defer rc.Close()
 			c.Response().Header().Set(echo.HeaderContentDisposition, attachment(path.Base(f.Name)))
-			c.Response().Header().Set(echo.HeaderContentLength, strconv.FormatInt(f.Size, 10))
-			return c.Stream(http.StatusOK, contentType(f.Kind), rc)
+			return serveBlob(c, contentType(f.Format), run.Created, rc)
 		}
 		rc, err := s.archiveMember(ctx, f, member)
 		if err != nil {
@@ -349,7 +341,7 @@ func (s *Server) getTraceFile(c echo.Context, run *store.Run, name string) error
 // archiveMember opens the member of a stored archive.
 func (s *Server) archiveMember(ctx context.Context, f store.File, member string) (io.ReadCloser, error) {
 	notFound := echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("%s holds no member %q", f.Name, member))
-	if f.Kind == ingest.FormatZip {
+	if f.Format == ingest.FormatZip {
 		b, err := s.blobs.Open(ctx, f.SHA256)
 		if err != nil {
 			return nil, blobError(f, err)
@@ -377,7 +369,7 @@ func (s *Server) archiveMember(ctx context.Context, f store.File, member string)
 		return nil, blobError(f, err)
 	}
 	var r io.Reader = rc
-	if f.Kind == ingest.FormatTarGz {
+	if f.Format == ingest.FormatTarGz {
 		zr, err := gzip.NewReader(rc)
 		if err != nil {
 			rc.Close()

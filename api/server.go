@@ -9,9 +9,9 @@
 //	blobs/sha256/ab/abcd...  uploaded files, named by their SHA-256
 //	blobs/tmp/               uploads in progress (renamed when complete,
 //	                         removed at start)
-//	work/ID/                 links to a run's blobs under their file names
-//	                         while it is analysed (removed at start)
 //	charts/ID/               rendered charts of a run (bounded in size)
+//	ballast                  4 MiB freed when the disk fills, so that
+//	                         deletes can still be recorded (keepBallast)
 //	.samples-loaded          written once the sample runs were loaded
 package api
 
@@ -88,6 +88,12 @@ type Config struct {
 	// Workers is the number of analyses run at once (default 2): analysis
 	// memory grows with the trace, so this bounds the server's memory.
 	Workers int
+	// MaxAnalysisMemory is the memory budget of one analysis, estimated
+	// while its files are read (ingest.Budget): a run past it fails,
+	// naming the limit and the counts, before its memory is spent
+	// (default DefaultAnalysisMemory: half the machine's memory, shared by
+	// the workers).
+	MaxAnalysisMemory int64
 	// ChartWorkers is the number of charts drawn at once, apart from the
 	// analysis workers (default: a quarter of the processors, at least
 	// one): a timeline re-reads the stored trace, and drawing must leave
@@ -103,6 +109,23 @@ type Config struct {
 	// (default 60s); an upload that keeps sending may take as long as it
 	// needs.
 	StallTimeout time.Duration
+	// MaxUploads caps the uploads received at once (default 64): one more
+	// is answered 503 with Retry-After.
+	MaxUploads int
+	// MinUploadRate is the least average rate, in bytes a second, of an
+	// upload once UploadGrace has passed since it began (defaults 8 KiB/s
+	// and 30s): a slower one is cut off (408).
+	MinUploadRate int64
+	UploadGrace   time.Duration
+	// MinFreeDisk is the free space kept in reserve on the disks of the
+	// data directory and the embedded stores (default 256 MiB; negative:
+	// none): uploads are refused (507) below it, so that deletes and the
+	// database's log always have room.
+	MinFreeDisk int64
+	// AllowedHosts are the names a request's Host header may give
+	// (DefaultAllowedHosts; "*": any; ".example.com": every name below
+	// it); empty: the loopback names.
+	AllowedHosts []string
 	// Logger receives the server's log; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -122,6 +145,21 @@ func (c *Config) defaults() {
 	}
 	if c.Workers <= 0 {
 		c.Workers = 2
+	}
+	if c.MaxAnalysisMemory <= 0 {
+		c.MaxAnalysisMemory = DefaultAnalysisMemory(c.Workers)
+	}
+	if c.MaxUploads <= 0 {
+		c.MaxUploads = 64
+	}
+	if c.MinUploadRate <= 0 {
+		c.MinUploadRate = 8 << 10
+	}
+	if c.UploadGrace <= 0 {
+		c.UploadGrace = 30 * time.Second
+	}
+	if c.MinFreeDisk == 0 {
+		c.MinFreeDisk = 256 << 20
 	}
 	if c.MaxFiles <= 0 {
 		c.MaxFiles = 1024
@@ -184,6 +222,12 @@ type Server struct {
 	watched map[string]web.WatchedDir
 	// openapi is the OpenAPI document served (openAPIDocument).
 	openapi []byte
+	// guard checks Host and Origin (guardRequests).
+	guard *hostGuard
+	// uploads holds a token per upload being received (admitUpload).
+	uploads chan struct{}
+	// ballastMu orders the writes of the disk ballast (keepBallast).
+	ballastMu sync.Mutex
 	// analyze is the analysis the server runs.
 	analyze analyzeFunc
 	log     *slog.Logger
@@ -229,8 +273,8 @@ func Open(cfg Config) (*Server, error) {
 // driver's).
 func open(cfg Config, f analyzeFunc) (*Server, error) {
 	cfg.defaults()
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
+	if err := prepareDataDir(cfg); err != nil {
+		return nil, err
 	}
 	ctx := context.Background()
 	meta, err := store.OpenMeta(ctx, cfg.Meta)
@@ -260,11 +304,15 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 	if cfg.ReadToken != "" && cfg.Token == "" {
 		return nil, errors.New("a read-only token needs a token for writes too")
 	}
+	if err := errors.Join(checkToken("token", cfg.Token), checkToken("read-only token", cfg.ReadToken)); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		cfg: cfg, meta: meta, blobs: blobs, analyze: f, log: cfg.Logger, replica: cfg.Replica,
 		stats: newMetrics(), live: map[string]*store.Progress{}, stop: map[string]context.CancelFunc{},
 		sem: make(chan struct{}, cfg.Workers), charts: make(chan struct{}, cfg.ChartWorkers), ctx: ctx, cancel: cancel,
+		guard: newHostGuard(cfg.AllowedHosts), uploads: make(chan struct{}, cfg.MaxUploads),
 	}
 	images, err := openImageCache(filepath.Join(cfg.DataDir, "charts"), cfg.ChartCacheBytes)
 	if err != nil {
@@ -296,9 +344,7 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 			return nil, err
 		}
 	} else {
-		for _, id := range ids {
-			s.enqueue(id)
-		}
+		s.requeueUnfinished(ctx, ids)
 	}
 	go s.sweep()
 	s.log.Info("kinetoscope stores", "db", storeName(meta, cfg.Meta), "blobs", storeName(blobs, cfg.Blobs), "replica", s.replica)

@@ -118,7 +118,7 @@ func partialUpload(t *testing.T, st stores, base, first, second string) (net.Con
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	must(t, err)
 	t.Cleanup(func() { conn.Close() })
-	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", ctype, len(all))
+	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: localhost\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", ctype, len(all))
 	_, err = conn.Write(all[:cut])
 	must(t, err)
 	sha := fileSHA(t, first)

@@ -308,7 +308,7 @@ func TestTeamReplicaKilled(t *testing.T) {
 func TestTeamDeleteDuringUpload(t *testing.T) {
 	meta, blobs := pgtest.New(t), s3test.New(t)
 	a, b := replica(t, "a", meta, blobs), replica(t, "b", meta, blobs)
-	first, second := testkit.Public(t, traceSmall), testkit.Public(t, traceRank0)
+	first, second := testkit.Public(t, traceSmall), testkit.Public(t, traceRank1) // ranks 0 and 1: one run
 	old := uploadFile(t, a.URL, first, "&name=old")
 	waitRun(t, a.URL, old.ID)
 	sha := old.Run.Files[0].SHA256
@@ -322,7 +322,7 @@ func TestTeamDeleteDuringUpload(t *testing.T) {
 	conn, err := net.Dial("tcp", strings.TrimPrefix(b.URL, "http://"))
 	must(t, err)
 	defer conn.Close()
-	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", ctype, len(all))
+	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: localhost\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", ctype, len(all))
 	_, err = conn.Write(all[:cut])
 	must(t, err)
 	waitFor(t, "the first file held", func() bool {

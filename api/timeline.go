@@ -39,15 +39,16 @@ func (s *Server) getTimeline(c echo.Context, format string) error {
 	return c.Blob(http.StatusOK, chartType(format), img)
 }
 
-// intQuery parses an optional whole-number query parameter; -1 when absent.
+// intQuery parses an optional whole-number query parameter (0 or more);
+// -1 when absent.
 func intQuery(c echo.Context, name string) (int, error) {
 	v := c.QueryParam(name)
 	if v == "" {
 		return -1, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad %s %q: want a whole number", name, v))
+	if err != nil || n < 0 {
+		return 0, echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad %s %q: want a whole number, 0 or more", name, v))
 	}
 	return n, nil
 }

@@ -23,7 +23,7 @@ func TestStalledUpload(t *testing.T) {
 	must(t, err)
 	defer conn.Close()
 	start := time.Now()
-	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"traceEvents\": [")
+	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"traceEvents\": [")
 	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	answer, _ := io.ReadAll(conn) // until the server closes the connection
 	if d := time.Since(start); d > 2*time.Second {

@@ -35,6 +35,11 @@ func isBodyType(ct string) bool {
 // createRun handles POST /api/v1/runs.
 func (s *Server) createRun(c echo.Context) error {
 	req := c.Request()
+	release, err := s.admitUpload(c)
+	if err != nil {
+		return err
+	}
+	defer release()
 	req.Body = http.MaxBytesReader(c.Response(), req.Body, s.cfg.MaxUploadBytes)
 	defer s.extendDeadlines(c)()
 	ct, params, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
@@ -49,6 +54,9 @@ func (s *Server) createRun(c echo.Context) error {
 		return s.uploadError(err)
 	}
 	if err := up.addLabels(c.QueryParams()["label"]); err != nil {
+		return s.uploadError(err)
+	}
+	if err := up.setLink(c.QueryParam(linkParam)); err != nil {
 		return s.uploadError(err)
 	}
 	if err := s.probeStores(req.Context()); err != nil {
@@ -96,8 +104,13 @@ func (s *Server) uploadError(err error) error {
 		return he
 	case s.ctx.Err() != nil:
 		return echo.NewHTTPError(http.StatusServiceUnavailable, shutdownMsg)
+	case diskError(err) != nil:
+		return diskError(err)
 	case store.Unavailable(err):
 		return err // the error handler answers 503 (unavailableAnswer)
+	case storeFailed(err):
+		s.log.Error("upload: the store failed", "err", err)
+		return echo.NewHTTPError(http.StatusInternalServerError, storeFailedMsg)
 	case errors.As(err, &ie):
 		return echo.NewHTTPError(ie.Code, ie.Msg)
 	case errors.As(err, &mb):
@@ -111,6 +124,7 @@ func (s *Server) uploadError(err error) error {
 type upload struct {
 	name   string
 	labels map[string]string
+	link   string // the run's link setting (linkParam)
 	files  []store.File
 	stored []string // hashes of every blob stored, accepted or not
 	// id names the upload as the holder of its blobs (see hold).
@@ -147,6 +161,9 @@ func (s *Server) commit(ctx context.Context, up *upload, read func() error) (*st
 // upload, which the client may send again.
 func (s *Server) storeRun(ctx context.Context, up *upload, read func() error) (*store.Run, error) {
 	if err := read(); err != nil {
+		return nil, err
+	}
+	if err := rankClash(up.files); err != nil {
 		return nil, err
 	}
 	unlock, err := s.lockBlobs(ctx)
@@ -316,7 +333,7 @@ func (s *Server) readMultipart(req *http.Request, boundary string, up *upload) e
 	}
 	if len(up.files) > 1 {
 		for _, f := range up.files {
-			if f.Kind != ingest.FormatJSON && f.Kind != ingest.FormatGzip {
+			if f.Format != ingest.FormatJSON && f.Format != ingest.FormatGzip {
 				return badInput("%s: an archive must be uploaded alone, not with other files", f.Name)
 			}
 		}
@@ -341,6 +358,8 @@ func (s *Server) readPart(ctx context.Context, part *multipart.Part, up *upload)
 		return up.setName(string(val))
 	case "labels", "label":
 		return up.addLabels([]string{string(val)})
+	case linkParam:
+		return up.setLink(string(val))
 	}
 	return nil
 }
@@ -389,9 +408,9 @@ func (s *Server) storeFile(ctx context.Context, r io.Reader, name string, up *up
 	if res.err != nil {
 		return res.err
 	}
-	f := store.File{Name: name, SHA256: sha, Size: size, Kind: res.kind}
+	f := store.File{Name: name, SHA256: sha, Size: size, Format: res.kind}
 	if f.Name == "" {
-		f.Name = "upload" + ingest.FormatExt(f.Kind)
+		f.Name = "upload" + ingest.FormatExt(f.Format)
 	}
 	if kind == ingest.FormatZip {
 		b, err := s.blobs.Open(ctx, sha)
@@ -455,7 +474,7 @@ func (s *Server) newRun(ctx context.Context, up *upload) (*store.Run, error) {
 	now := time.Now().UTC()
 	run := &store.Run{
 		ID: newID(), Name: up.name, Labels: up.labels, Status: store.StatusQueued,
-		Files: up.files, Created: now, Updated: now,
+		Files: up.files, Link: up.link, Created: now, Updated: now,
 	}
 	if run.Name == "" {
 		run.Name = up.files[0].Name

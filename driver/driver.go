@@ -33,6 +33,10 @@ type Options struct {
 	// when set, once they are read, before the analysis.
 	Progress  func(ingest.Progress)
 	Analyzing func()
+	// Budget, when set, bounds the memory of one run's analysis: the read
+	// fails with its *ingest.BudgetError once the estimate passes it. A
+	// Budget serves one read.
+	Budget *ingest.Budget
 }
 
 // Run is one run read and analysed.
@@ -62,7 +66,13 @@ func ReadSet(path string, opt Options) (*ingest.Set, error) {
 // reads one.
 func ReadPaths(paths []string, opt Options) (*ingest.Set, error) {
 	set, err := ingest.OpenPaths(paths, opt.ingest())
+	if err == nil {
+		err = opt.Budget.Err()
+	}
 	if err != nil {
+		return nil, err
+	}
+	if err := duplicateRanks(set); err != nil {
 		return nil, err
 	}
 	if len(set.Traces) == 0 {
@@ -75,7 +85,13 @@ func ReadPaths(paths []string, opt Options) (*ingest.Set, error) {
 // (ingest.OpenSources), as ReadPaths reads local files.
 func ReadSources(srcs []ingest.Source, opt Options) (*ingest.Set, error) {
 	set, err := ingest.OpenSources(srcs, opt.ingest())
+	if err == nil {
+		err = opt.Budget.Err()
+	}
 	if err != nil {
+		return nil, err
+	}
+	if err := duplicateRanks(set); err != nil {
 		return nil, err
 	}
 	if len(set.Traces) == 0 {
@@ -84,10 +100,25 @@ func ReadSources(srcs []ingest.Source, opt Options) (*ingest.Set, error) {
 	return set, nil
 }
 
+// duplicateRanks is the error for a set in which two files claim one rank
+// (two runs' files given as one, say): it names both files of each such
+// rank, and unwraps to *ingest.DuplicateRankError. Analysing one of them,
+// picked by name, would answer for a run nobody asked about.
+func duplicateRanks(set *ingest.Set) error {
+	var errs []error
+	for _, e := range set.Errors {
+		var dup *ingest.DuplicateRankError
+		if errors.As(e, &dup) {
+			errs = append(errs, fmt.Errorf("%w: give one file per rank (the files of one run)", dup))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // ingest returns the read options of opt.
 func (opt Options) ingest() ingest.Options {
 	return ingest.Options{Context: opt.Context, MaxUncompressedBytes: opt.MaxUncompressedBytes,
-		MaxRatio: opt.MaxRatio, Progress: opt.Progress}
+		MaxRatio: opt.MaxRatio, Progress: opt.Progress, Budget: opt.Budget}
 }
 
 // Analyze is the pipeline: it reads path (ReadSet) and analyses what was
@@ -181,9 +212,10 @@ func dirContents(path string) string {
 	return " (it holds " + strings.Join(names, ", ") + ")"
 }
 
-// SelectRank returns r with the per-rank sections of one rank only; the
-// run-wide parts (headline, collectives, bandwidth) stay those of every
-// rank, so that the cross-rank alignment is kept.
+// SelectRank returns r with the per-rank sections and checks of one rank
+// only; the run-wide parts (headline, collectives, bandwidth, clock
+// checks) stay those of every rank, so that the cross-rank alignment is
+// kept.
 func SelectRank(r *analyze.Report, rank int) (*analyze.Report, error) {
 	out := *r
 	out.Ranks = nil
@@ -196,6 +228,16 @@ func SelectRank(r *analyze.Report, rank int) (*analyze.Report, error) {
 	}
 	if len(out.Ranks) == 0 {
 		return nil, fmt.Errorf("%s: no rank %d (ranks: %v)", r.Source, rank, have)
+	}
+	if r.Checks != nil {
+		c := *r.Checks
+		c.Ranks = nil
+		for _, rc := range r.Checks.Ranks {
+			if rc.Rank == rank {
+				c.Ranks = append(c.Ranks, rc)
+			}
+		}
+		out.Checks = &c
 	}
 	return &out, nil
 }

@@ -124,3 +124,20 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCheckText is the upload check of decompressed JSON (Check:
+// the whole text's shape): compare with BenchmarkParse of the same trace.
+func BenchmarkCheckText(b *testing.B) {
+	lim := Limits{MaxUncompressedBytes: 1 << 40, MaxRatio: 200}
+	for name, data := range benchTraces(b) {
+		text := gunzip(b, data) // once: b.Run calls f again for each b.N
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			loop(b, func() {
+				if _, err := lim.Check("bench.json", FormatJSON, bytes.NewReader(text)); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+	}
+}

@@ -71,7 +71,7 @@ func (p *builder) add(s *scanner, ev *rawEvent) error {
 			return nil
 		}
 	case catPython:
-		if !stepMarkFunction(ev.name) {
+		if !keptPythonFunction(ev.name) {
 			return nil
 		}
 	default:
@@ -135,8 +135,12 @@ func (p *builder) keep(c category, ev *rawEvent, start, dur int64) error {
 		p.t.Launches.Append(Launch{Start: start, Dur: dur, Correlation: a.correlation,
 			ExternalID: a.external, Name: p.name(ev), Thread: p.thread(ev.pid, ev.tid), Kind: kind})
 	case catPython:
-		p.t.PythonCalls.Append(Annotation{Start: start, Dur: dur, Name: p.name(ev),
-			Thread: p.thread(ev.pid, ev.tid)})
+		a := Annotation{Start: start, Dur: dur, Name: p.name(ev), Thread: p.thread(ev.pid, ev.tid)}
+		if bytes.HasPrefix(ev.name, []byte(modulePrefix)) {
+			p.t.Modules.Append(a)
+		} else {
+			p.t.PythonCalls.Append(a)
+		}
 	case catUserAnnotation:
 		p.t.Annotations.Append(Annotation{Start: start, Dur: dur, Name: p.name(ev),
 			Thread: p.thread(ev.pid, ev.tid)})
@@ -336,6 +340,7 @@ func (p *builder) finish() {
 			c.ByCategory[categoryNames[i]] += n
 		}
 	}
+	c.UnreadableTimes, c.NegativeDurs = p.badTimes, p.negDurs
 	p.setRank()
 	if w := p.long.warning(maxValueBytes); w != "" {
 		p.warn("%s", w)

@@ -117,7 +117,8 @@ func (l Limits) Check(name, format string, r io.Reader) (string, error) {
 	return format, nil
 }
 
-// checkJSONStart checks that a trace begins with a JSON object or array.
+// checkJSONStart checks that a trace begins with a JSON object or array,
+// then the rest of its text (checkTraceText).
 func checkJSONStart(name string, br *bufio.Reader) error {
 	for off := 0; ; off++ {
 		c, err := br.ReadByte()
@@ -136,10 +137,7 @@ func checkJSONStart(name string, br *bufio.Reader) error {
 			off += 2
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 		case c == '{' || c == '[':
-			if _, err := io.Copy(io.Discard, br); err != nil {
-				return fmt.Errorf("%s: read: %w", name, err)
-			}
-			return nil
+			return checkTraceText(name, c, int64(off), br)
 		default:
 			return contentError("%s: not a JSON trace: expected '{' at byte offset %d, found %q", name, off, c)
 		}

@@ -70,8 +70,10 @@ func TestCheck(t *testing.T) {
 		msg      string
 	}{
 		{"json", []byte(` {"traceEvents": []}`), FormatJSON, false, false, ""},
-		{"json with BOM", []byte("\xef\xbb\xbf{}"), FormatJSON, false, false, ""},
-		{"gzip json", gzOf([]byte(`{"a":1}`)), FormatGzip, false, false, ""},
+		{"json with BOM", []byte("\xef\xbb\xbf{\"traceEvents\":[]}"), FormatJSON, false, false, ""},
+		{"gzip json", gzOf([]byte(`{"traceEvents":[{"ph":"X"}]}`)), FormatGzip, false, false, ""},
+		{"gzip of truncated json", gzOf([]byte(`{"traceEvents":[{"ph":"X"`)), FormatGzip, false, true, "byte offset 25: unexpected end of input"},
+		{"gzip of json not a trace", gzOf([]byte(`[[[[]]]]`)), FormatGzip, false, true, "expected an event object"},
 		{"tar", tarOfSizes(map[string]int{"r0.json": 10}), FormatTar, false, false, ""},
 		{"tar.gz", gzOf(tarOfSizes(map[string]int{"r0.json": 10})), FormatTarGz, false, false, ""},
 		{"gzip over the limit", gzOf(big), FormatGzip, true, true, "more than 1048576 bytes"},
@@ -101,7 +103,7 @@ func TestCheck(t *testing.T) {
 func TestCheckRatio(t *testing.T) {
 	lim := Limits{MaxUncompressedBytes: 1 << 40, MaxRatio: 200}
 	var buf bytes.Buffer
-	buf.Write(gzOf([]byte("{")))
+	buf.Write(gzOf([]byte(`{"traceEvents":[{"name":"`)))
 	member := gzOf(make([]byte, 1<<20))
 	for range 512 { // 512 MiB of zeros in multistream gzip
 		buf.Write(member)

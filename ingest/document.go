@@ -115,7 +115,7 @@ func (p *builder) object(s *scanner) error {
 			seen = true
 			err = p.events(s)
 		case s.buf[s.pos] == '{' || s.buf[s.pos] == '[':
-			if key == "deviceProperties" || key == "distributedInfo" {
+			if key == "deviceProperties" || key == "distributedInfo" || key == "WARNING" || key == "ERROR" {
 				err = p.rawTop(s, key)
 			} else {
 				err = s.skipStream()

@@ -19,7 +19,7 @@ type rawEvent struct {
 func (ev *rawEvent) droppable() bool {
 	switch ev.class {
 	case catPython:
-		return ev.name != nil && !stepMarkFunction(ev.name)
+		return ev.name != nil && !keptPythonFunction(ev.name)
 	case catAC2G, catFwdBwd, catAsyncCPUToGPU, catCPUInstant, catOverhead, catTrace, catOther:
 		return true
 	case catCPUOp:

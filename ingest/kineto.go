@@ -72,7 +72,7 @@ const (
 
 // eventName reads the name of a python_function or cpu_op event at i,
 // right after its category, when it comes next the way Kineto's writer or
-// compact JSON writes it, and drops the event unless stepMarkFunction or
+// compact JSON writes it, and drops the event unless keptPythonFunction or
 // keptCPUOp keeps it: most events of a trace are of these categories, and
 // most of them are dropped by name. Otherwise it returns the position of
 // the next member, as kinetoPrefix does.

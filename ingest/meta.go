@@ -27,6 +27,8 @@ func (p *builder) topValue(key string, raw []byte) error {
 			p.warn("baseTimeNanoseconds %s is not an integer", excerpt(raw))
 		}
 		m.BaseTimeNS = v
+	case "WARNING", "ERROR":
+		m.ProfilerLog = appendProfilerLog(m.ProfilerLog, key, raw)
 	default:
 		if len(raw) == 0 || raw[0] == '{' || raw[0] == '[' {
 			return nil
@@ -44,6 +46,32 @@ func (p *builder) topValue(key string, raw []byte) error {
 		m.Other[key] = scalarText(raw)
 	}
 	return nil
+}
+
+// Bounds of Meta.ProfilerLog.
+const (
+	maxProfilerLog  = 64
+	maxProfilerLine = 1024
+)
+
+// appendProfilerLog adds the strings of raw, a JSON array of the profiler's
+// log lines of one level ("WARNING", "ERROR"), to log as "LEVEL: line". A
+// value that is not an array of strings adds nothing.
+func appendProfilerLog(log []string, level string, raw []byte) []string {
+	var lines []string
+	if json.Unmarshal(raw, &lines) != nil {
+		return log
+	}
+	for _, l := range lines {
+		if len(log) >= maxProfilerLog {
+			break
+		}
+		if len(l) > maxProfilerLine {
+			l = strings.ToValidUTF8(l[:maxProfilerLine], "")
+		}
+		log = append(log, level+": "+l)
+	}
+	return log
 }
 
 // scalarText returns a JSON scalar as text: a string decoded, anything else

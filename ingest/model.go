@@ -165,6 +165,12 @@ type Meta struct {
 	Versions map[string]string
 	// Other top-level scalar keys, as text (trace_id, with_stack, ...).
 	Other map[string]string
+	// ProfilerLog holds the profiler's own warnings and errors: the strings
+	// of the top-level "WARNING" and "ERROR" arrays that Kineto builds
+	// without glog wrote into the trace until mid-2026 (such as "Dropped 12
+	// activity records"), at most maxProfilerLog of them, each cut to
+	// maxProfilerLine bytes.
+	ProfilerLog []string
 }
 
 // Thread is a CPU thread or GPU stream row as named by metadata events.
@@ -181,6 +187,12 @@ type Counts struct {
 	Events            int64            // all trace events
 	ByCategory        map[string]int64 // events by "cat" (phase M/i without cat counted under "" )
 	PythonFunctions   int64            // python_function events, kept or not
+	// UnreadableTimes counts events of kept categories dropped for a ts or
+	// dur that did not parse (or an end past the int64 ns range);
+	// NegativeDurs those dropped for a negative dur. Each also gives a
+	// warning.
+	UnreadableTimes int64
+	NegativeDurs    int64
 }
 
 // Trace is one rank's trace file in compact form.
@@ -202,10 +214,15 @@ type Trace struct {
 	Annotations Chunks[Annotation]
 	// PythonCalls are the python_function events (with_stack traces) whose
 	// function is an engine-step entry point (see stepMarkFunction), in
-	// trace order; every other python_function event is counted in
-	// Counts.PythonFunctions and skipped unparsed.
+	// trace order; Modules (below) the nn.Module forwards; every other
+	// python_function event is counted in Counts.PythonFunctions and
+	// skipped unparsed.
 	PythonCalls Chunks[Annotation]
-	CommOps     Chunks[CommOp]
+	// Modules are the python_function events of nn.Module forwards
+	// ("nn.Module: Attention_0", with_stack traces), in trace order: they
+	// name the modules that launched kernels.
+	Modules Chunks[Annotation]
+	CommOps Chunks[CommOp]
 	// Embeddings are the aten::embedding CPU ops, with the tokens of their
 	// input when the trace recorded shapes.
 	Embeddings  Chunks[Embedding]

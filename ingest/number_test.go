@@ -79,8 +79,8 @@ func TestRankFromName(t *testing.T) {
 		{"a.tar!prof/rank1.json", 1},
 	}
 	for _, tt := range tests {
-		if got := rankFromName(tt.name); got != tt.want {
-			t.Errorf("rankFromName(%q) = %d, want %d", tt.name, got, tt.want)
+		if got := RankFromName(tt.name); got != tt.want {
+			t.Errorf("RankFromName(%q) = %d, want %d", tt.name, got, tt.want)
 		}
 	}
 }

@@ -15,6 +15,9 @@ type Options struct {
 	MaxRatio int64
 	// Progress, when not nil, is called from time to time during a read.
 	Progress func(Progress)
+	// Budget, when not nil, bounds the memory the analysis of what is read
+	// will take (see Budget); the reads of one set share it.
+	Budget *Budget
 }
 
 // Progress reports how far a read has come.

@@ -12,8 +12,9 @@ import (
 // "rank_3".
 var rankInName = regexp.MustCompile(`(?i)(?:^|[^a-z])rank[-_]?(\d+)`)
 
-// rankFromName returns the rank found in the base name of p, or -1.
-func rankFromName(p string) int {
+// RankFromName returns the rank found in the base name of p (as vLLM and
+// torch name rank files), or -1.
+func RankFromName(p string) int {
 	base := path.Base(strings.ReplaceAll(p, "\\", "/"))
 	m := rankInName.FindAllStringSubmatch(base, -1)
 	if len(m) == 0 {
@@ -28,7 +29,7 @@ func rankFromName(p string) int {
 
 // setRank fills the rank from the file name when distributedInfo has none.
 func (p *builder) setRank() {
-	r := rankFromName(p.t.Path)
+	r := RankFromName(p.t.Path)
 	if p.t.RankSource == "distributedInfo" {
 		if r >= 0 && r != p.t.Rank {
 			p.warn("the file name says rank %d but distributedInfo.rank is %d; using %d", r, p.t.Rank, p.t.Rank)
@@ -40,4 +41,28 @@ func (p *builder) setRank() {
 		return
 	}
 	p.warn("rank unknown: no distributedInfo.rank and no rank in the file name")
+}
+
+// NameDuplicate returns the first two of paths (trace files, not
+// archives) whose names claim one rank, the way a set of them would be
+// read (execution traces and CUDA-graph captures apart), or nil. It lets
+// an upload refuse them before reading their content; files whose names
+// say no rank are left to the read (Set.Errors).
+func NameDuplicate(paths []string) *DuplicateRankError {
+	type key struct {
+		capture bool
+		rank    int
+	}
+	first := map[key]string{}
+	for _, p := range paths {
+		k := key{isCapture(p), RankFromName(p)}
+		if k.rank < 0 {
+			continue
+		}
+		if f, ok := first[k]; ok {
+			return &DuplicateRankError{Rank: k.rank, First: f, Second: p}
+		}
+		first[k] = p
+	}
+	return nil
 }

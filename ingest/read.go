@@ -108,7 +108,7 @@ func firstBlock(size int64, gz bool) int {
 func gzipError(err error, n int64) error {
 	var se *SyntaxError
 	switch {
-	case errors.As(err, &se), errors.Is(err, ErrTooLarge), errors.Is(err, ErrNotTrace):
+	case errors.As(err, &se), errors.Is(err, ErrTooLarge), errors.Is(err, ErrNotTrace), isBudgetError(err):
 		return err
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("truncated gzip stream after %d compressed bytes: %w", n, err)
@@ -124,6 +124,9 @@ func parse(r io.Reader, path string, size int64, cr *countingReader, opt Options
 	defer src.close()
 	s := &scanner{src: src, maxValue: maxValueBytes}
 	p := newBuilder(path)
+	if opt.Budget != nil {
+		s.check = opt.Budget.meter(p.t)
+	}
 	if opt.Progress != nil {
 		s.onBlock = func() {
 			opt.Progress(Progress{Path: path, Bytes: cr.n.Load(), TotalBytes: size,
@@ -132,6 +135,11 @@ func parse(r io.Reader, path string, size int64, cr *countingReader, opt Options
 	}
 	if err := p.document(s); err != nil {
 		return nil, err
+	}
+	if s.check != nil { // the last block's events
+		if err := s.check(); err != nil {
+			return nil, err
+		}
 	}
 	src.close()
 	p.finish()

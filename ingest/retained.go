@@ -15,6 +15,8 @@ func (t *Trace) RetainedBytes() int64 {
 		t.Launches.RetainedBytes(int(unsafe.Sizeof(Launch{}))) +
 		t.Annotations.RetainedBytes(int(unsafe.Sizeof(Annotation{}))) +
 		t.CommOps.RetainedBytes(int(unsafe.Sizeof(CommOp{}))) +
+		t.PythonCalls.RetainedBytes(int(unsafe.Sizeof(Annotation{}))) +
+		t.Modules.RetainedBytes(int(unsafe.Sizeof(Annotation{}))) +
 		int64(cap(t.Collectives))*int64(unsafe.Sizeof(CollectiveArgs{})) +
 		int64(len(t.Threads))*int64(unsafe.Sizeof(Thread{}))
 	if t.Strings != nil {

@@ -58,6 +58,9 @@ type scanner struct {
 	maxValue int
 	// onBlock, when set, is called after each new block.
 	onBlock func()
+	// check, when set, is called after each new block; its error stops
+	// the read (Budget).
+	check func() error
 }
 
 // more drops buf[:keep], appends the next block and sets pos to 0 (the old
@@ -103,6 +106,9 @@ func (s *scanner) more(keep int) error {
 	s.pos = 0
 	if s.onBlock != nil {
 		s.onBlock()
+	}
+	if s.check != nil {
+		return s.check()
 	}
 	return nil
 }

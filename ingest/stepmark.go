@@ -27,3 +27,15 @@ func stepMarkFunction(raw []byte) bool {
 	}
 	return false
 }
+
+// modulePrefix starts the name of a python_function event of an nn.Module's
+// forward ("nn.Module: DecoderLayer_3"), which the reader keeps in
+// Trace.Modules.
+const modulePrefix = "nn.Module: "
+
+// keptPythonFunction says whether a python_function event of this raw name
+// is kept: a step mark or a module's forward; every other one is skipped
+// unparsed.
+func keptPythonFunction(raw []byte) bool {
+	return stepMarkFunction(raw) || bytes.HasPrefix(raw, []byte(modulePrefix))
+}

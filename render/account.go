@@ -74,7 +74,7 @@ func reportAccounts(r *analyze.Report) []rankAccount {
 		if a == nil && pv.Name == "all" {
 			var steps []*analyze.Step
 			for j := range rk.Steps {
-				if rk.Steps[j].HasWork() {
+				if analyze.InPhase("all", &rk.Steps[j]) {
 					steps = append(steps, &rk.Steps[j])
 				}
 			}

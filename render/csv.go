@@ -175,7 +175,7 @@ var layersHeader = []string{
 // slotsHeader is the header of the "csv-slots" format: one row per rank,
 // phase and position in the repeated layer.
 var slotsHeader = []string{
-	"rank", "file", "phase", "slot", "label", "bucket", "kernel", "grid", "block", "count", "mean_us", "p50_us", "p90_us",
+	"rank", "file", "phase", "slot", "label", "bucket", "module", "kernel", "grid", "block", "count", "mean_us", "p50_us", "p90_us",
 }
 
 // writeLayersCSV writes one row per rank x phase x layer x bucket.
@@ -203,7 +203,7 @@ func writeSlotsCSV(w io.Writer, r *analyze.Report) error {
 			rk := &r.Ranks[i]
 			for _, lf := range rk.Layers {
 				for _, s := range lf.Slots {
-					emit(rankID(rk.Rank), rk.File, lf.Phase, strconv.Itoa(s.Index), s.Label, string(s.Bucket), s.Name,
+					emit(rankID(rk.Rank), rk.File, lf.Phase, strconv.Itoa(s.Index), s.Label, string(s.Bucket), s.Module, s.Name,
 						dims(s.Grid), dims(s.Block), strconv.Itoa(s.Count), num(s.MeanUS), num(s.P50US), num(s.P90US))
 				}
 			}

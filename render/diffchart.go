@@ -71,11 +71,102 @@ func deltaLabel(b diff.BucketDiff) (string, color.Color) {
 	return t, rgb(hexDown)
 }
 
-// diffTitle names both runs and the step change.
+// diffTitle names both runs and the step change, one run a line, each
+// line fitted to the width of the plot (the title is centred over it, so
+// a wider line loses both its ends).
 func diffTitle(d *diff.Diff) string {
-	return fmt.Sprintf("Base vs head: ms per %s by bucket\nbase %s (%s) · head %s (%s) · span %s → %s ms (%+.1f%%)",
-		stepName(d.Phase), shorten(filepath.Base(d.Base.Path), 36), plural(d.Base.Steps, "step"), shorten(filepath.Base(d.Head.Path), 36),
-		plural(d.Head.Steps, "step"), ms(d.Step.BaseUS), ms(d.Step.HeadUS), d.Step.DeltaPct)
+	w := chartWidth - legendWidth - 20
+	b, h := []rune(filepath.Base(d.Base.Path)), []rune(filepath.Base(d.Head.Path))
+	pre := commonPrefix(b, h)
+	suf := commonPrefix(reversed(b[pre:]), reversed(h[pre:]))
+	base := fitLine(w, "base ", splitName(b, pre, suf),
+		fmt.Sprintf(" (%s) · span %s ms", plural(d.Base.Steps, "step"), ms(d.Step.BaseUS)))
+	head := fitLine(w, "head ", splitName(h, pre, suf),
+		fmt.Sprintf(" (%s) · span %s ms (%+.1f%%)", plural(d.Head.Steps, "step"), ms(d.Step.HeadUS), d.Step.DeltaPct))
+	return fmt.Sprintf("Base vs head: ms per %s by bucket\n%s\n%s", stepName(d.Phase), base, head)
+}
+
+// runName is a run's name in three parts: what it shares with the other
+// run's name at the start and at the end, and what tells them apart.
+type runName struct{ pre, mid, suf []rune }
+
+func splitName(r []rune, pre, suf int) runName {
+	return runName{pre: r[:pre], mid: r[pre : len(r)-suf], suf: r[len(r)-suf:]}
+}
+
+// commonPrefix is the length of the longest common prefix of a and b.
+func commonPrefix(a, b []rune) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+func reversed(r []rune) []rune {
+	out := make([]rune, len(r))
+	for i, c := range r {
+		out[len(r)-1-i] = c
+	}
+	return out
+}
+
+// Fewest runes fitLine keeps of a name's parts.
+const (
+	minSharedStart = 4  // of the start both names share
+	minSharedEnd   = 0  // of the end both share
+	minTitleName   = 12 // of what tells them apart
+)
+
+// fitLine returns pre + the run's name + post, fitted to width w in the
+// title font: the name is shortened first in what both runs' names share
+// at the start, then at the end (runs of one campaign differ in the
+// middle or at the end of long names), and last in its middle.
+func fitLine(w vg.Length, pre string, n runName, post string) string {
+	fits := func(name string) bool { return textWidth(pre+name+post, titleSize) <= w }
+	keep := func(start, end int, mid string) string {
+		s := string(n.pre[:start])
+		if start < len(n.pre) {
+			s += "…"
+		}
+		s += mid
+		if end < len(n.suf) {
+			s += "…"
+		}
+		return s + string(n.suf[len(n.suf)-end:])
+	}
+	mid := string(n.mid)
+	start, end := len(n.pre), len(n.suf)
+	for ; start >= min(minSharedStart, len(n.pre)); start-- {
+		if s := keep(start, end, mid); fits(s) {
+			return pre + s + post
+		}
+	}
+	start = min(minSharedStart, len(n.pre))
+	for ; end >= min(minSharedEnd, len(n.suf)); end-- {
+		if s := keep(start, end, mid); fits(s) {
+			return pre + s + post
+		}
+	}
+	end = min(minSharedEnd, len(n.suf))
+	for m := len(n.mid); m > minTitleName; m-- {
+		if s := keep(start, end, shortenMiddle(mid, m)); fits(s) {
+			return pre + s + post
+		}
+	}
+	return pre + keep(start, end, shortenMiddle(mid, minTitleName)) + post
+}
+
+// shortenMiddle cuts s to n runes, an ellipsis in the middle standing for
+// what was left out.
+func shortenMiddle(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	head := (n - 1) / 2
+	tail := n - 1 - head
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }
 
 // diffNotes states the noise test and what was left out.

@@ -152,3 +152,15 @@ func ByteSize(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
+
+// PctText formats a percentage as every output writes it: one decimal and a
+// percent sign ("12.5%").
+func PctText(p float64) string { return pct(p) }
+
+// Plural writes a count and its noun as every output writes them ("1 step",
+// "3 steps", "2 matches").
+func Plural(n int, word string) string { return plural(n, word) }
+
+// Shorten cuts s to at most n runes, marking the cut with an ellipsis, as
+// every output cuts long kernel names.
+func Shorten(s string, n int) string { return shorten(s, n) }

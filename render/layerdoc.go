@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -123,9 +124,18 @@ func slotTable(lf *analyze.LayerFold) *table {
 		Header: []string{"#", "slot", "kernel", "grid", "block", "mean us", "p50 us", "p90 us"},
 		Right:  []bool{true, false, false, false, false, true, true, true},
 	}
+	modules := slices.ContainsFunc(lf.Slots, func(s analyze.LayerSlot) bool { return s.Module != "" })
+	if modules {
+		t.Header = slices.Insert(t.Header, 2, "module")
+		t.Right = slices.Insert(t.Right, 2, false)
+	}
 	for _, s := range lf.Slots {
-		t.Rows = append(t.Rows, []string{fmt.Sprint(s.Index), s.Label, shorten(s.Name, 60), dims(s.Grid), dims(s.Block),
-			usStr(s.MeanUS), usStr(s.P50US), usStr(s.P90US)})
+		row := []string{fmt.Sprint(s.Index), s.Label, shorten(s.Name, 60), dims(s.Grid), dims(s.Block),
+			usStr(s.MeanUS), usStr(s.P50US), usStr(s.P90US)}
+		if modules {
+			row = slices.Insert(row, 2, s.Module)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }

@@ -31,7 +31,7 @@ func rankPhase(rk *analyze.Rank) phaseView {
 			return phaseView{name, p}
 		}
 	}
-	return phaseView{"all", analyze.Aggregate(rk.Steps, (*analyze.Step).HasWork)}
+	return phaseView{"all", analyze.Aggregate(rk.Steps, func(s *analyze.Step) bool { return analyze.InPhase("all", s) })}
 }
 
 // phaseNamed returns the rank's phase of that name ("all" aggregates every

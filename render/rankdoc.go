@@ -20,7 +20,7 @@ func rankBlocks(r *analyze.Report, rk *analyze.Rank) []block {
 	bs = append(bs,
 		block{Heading: fmt.Sprintf("Buckets (%s steps; %% kernel = share of %skernel time, %% span = share of %sstep span)", pv.Name, phaseAdj(pv.Name), phaseAdj(pv.Name)), Level: 3},
 		block{Table: bucketTable(rows, pv.Phase)},
-		block{Lines: nonEmpty(groupLine(rows, pv), SpanOverlapNote(pv.Phase))},
+		block{Lines: nonEmpty(groupLine(rows, pv), SpanOverlapNote(pv.Phase), streamOverlapNote(rk, pv))},
 		block{Heading: "Communication: transfer and wait", Level: 3},
 	)
 	bs = append(bs, commBlock(r, pv))

@@ -23,6 +23,9 @@ func reportBlocks(r *analyze.Report) []block {
 	}
 	bs := []block{{Heading: title, Level: 1}}
 	lines := []string{HeadlineText(r)}
+	if m := MissingRanksText(r); m != "" {
+		lines = append(lines, m)
+	}
 	if r.Synthetic {
 		lines = append(lines, "This trace says it was generated (synthetic data), not measured.")
 	}
@@ -37,6 +40,7 @@ func reportBlocks(r *analyze.Report) []block {
 	for i := range r.Ranks {
 		bs = append(bs, rankBlocks(r, &r.Ranks[i])...)
 	}
+	bs = append(bs, checkBlocks(r)...)
 	if len(r.Warnings) > 0 {
 		bs = append(bs, block{Heading: "Warnings", Level: 2}, block{Lines: r.Warnings, List: true})
 	}
@@ -55,7 +59,7 @@ func HeadlineText(r *analyze.Report) string {
 		return "No headline: the trace has no kernels in any step."
 	}
 	if h.Problem != "" {
-		return fmt.Sprintf("No headline: the steps look wrong (%s), so any figure per step would be wrong too. To fix: %s.", h.Problem, h.Fix)
+		return fmt.Sprintf("No headline: the steps look wrong (%s), so any figure per step would be wrong too. To fix: %s%s.", h.Problem, h.Fix, CaveatText(h))
 	}
 	label := h.Label
 	if label == "" {
@@ -74,7 +78,7 @@ func HeadlineText(r *analyze.Report) string {
 		ms(h.USPerStep), count(h.CallsPerStep))
 	text += headlineBandwidthText(r)
 	text += headlineCommText(h)
-	text += fmt.Sprintf(" (%s, %s)", plural(h.Ranks, "rank"), plural(h.Steps, steps))
+	text += fmt.Sprintf(" (%s %s)", rankScope(r, h.Ranks), plural(h.Steps, steps))
 	if o := h.Outlier; o != nil {
 		text += fmt.Sprintf(". Outlier: step %d of rank %s spans %s ms, GPU busy %s of it", o.Step, rankNum(o.Rank), ms(o.SpanUS), pct(o.BusyShare))
 		if o.MedianSpanUS > 0 && o.SpanUS > o.MedianSpanUS {
@@ -82,7 +86,7 @@ func HeadlineText(r *analyze.Report) string {
 		}
 		text += outlierPartText(r, o)
 	}
-	return text
+	return text + CaveatText(h)
 }
 
 // headlineBandwidthText adds, when a collective leads, its achieved bus

@@ -14,8 +14,11 @@ import (
 
 // Steps draws one rank's steps as stacked bars of kernel time by bucket
 // (x = step index), prefill steps on a shaded band and each step's span as a
-// black tick, so that outliers and the prefill/decode difference show. rank
-// is a rank number, or FirstRank.
+// black tick, so that outliers and the prefill/decode difference show. The
+// y-axis fits the rank's shown phase (decode when there is one): steps of
+// other phases that would be more than offScaleRatio times its tallest are
+// cut at the top and labelled with their span, so that a warm-up prefill
+// does not flatten the decode bars. rank is a rank number, or FirstRank.
 func Steps(r *analyze.Report, rank int, f Format) ([]byte, error) {
 	rk, err := findRank(r, rank)
 	if err != nil {
@@ -29,15 +32,19 @@ func Steps(r *analyze.Report, rank int, f Format) ([]byte, error) {
 	if len(rk.Steps) > 150 {
 		half = 0.5 // bars touch: gaps of a pixel or two would stripe
 	}
+	sc := stepScale(rk)
+	top := sc.ymax * 1.05
 	var bars, bands boxes
 	var spans spanTicks
+	var cut labels
+	var breaks cutMarks
 	present := map[analyze.BucketID]bool{}
 	phases := map[string]int{}
 	for _, s := range rk.Steps {
 		x := float64(s.Index)
 		phases[s.Phase]++
 		if s.Phase == "prefill" {
-			bands = append(bands, box{X0: x - 0.5, X1: x + 0.5, Y0: 0, Y1: 0, Color: rgb(hexBand)})
+			bands = append(bands, box{X0: x - 0.5, X1: x + 0.5, Y0: 0, Y1: sc.ymax * 1.04, Color: rgb(hexBand)})
 		}
 		y := 0.0
 		for _, id := range order {
@@ -46,20 +53,26 @@ func Steps(r *analyze.Report, rank int, f Format) ([]byte, error) {
 				continue
 			}
 			present[id] = true
-			bars = append(bars, box{X0: x - half, X1: x + half, Y0: y, Y1: y + b.US/1000, Color: BucketColor(id)})
+			if y < top {
+				bars = append(bars, box{X0: x - half, X1: x + half, Y0: y, Y1: min(y+b.US/1000, top), Color: BucketColor(id)})
+			}
 			y += b.US / 1000
+		}
+		if v := max(s.SpanUS/1000, y); v > top {
+			breaks = append(breaks, cutMark{X0: x - half, X1: x + half, Y: top})
+			if len(cut) < maxCutLabels {
+				cut = append(cut, label{X: x + half, Y: top, DX: 3, DY: -4, Text: "span " + ms(s.SpanUS) + " ms",
+					Style: textStyle(noteSize, rgb(hexText), draw.XLeft, draw.YTop)})
+			}
+			continue
 		}
 		spans = append(spans, spanTick{x, s.SpanUS / 1000})
 	}
-	ymax := max(maxOf(spans), 1e-3)
-	for i := range bands {
-		bands[i].Y1 = ymax * 1.04
-	}
 	title := fmt.Sprintf("Kernel time per step by bucket, rank %s\n%s", rankID(rk.Rank), phaseCounts(phases))
 	p := newPlot(title, "step index", "ms per step (kernel time, stacked)")
-	p.Add(bands, bars, spans)
+	p.Add(bands, bars, breaks, spans, cut)
 	p.X.Min, p.X.Max = float64(rk.Steps[0].Index)-0.6, float64(rk.Steps[len(rk.Steps)-1].Index)+0.6
-	p.Y.Min, p.Y.Max = 0, ymax*1.05
+	p.Y.Min, p.Y.Max = 0, top
 	p.X.Tick.Marker = niceTicks{Want: 10, Integer: true}
 	p.Y.Tick.Marker = niceTicks{}
 	legend := bucketLegend(r, order, present)
@@ -67,9 +80,57 @@ func Steps(r *analyze.Report, rank int, f Format) ([]byte, error) {
 	if phases["prefill"] > 0 {
 		legend = append(legend, legendEntry{Label: "prefill (shaded)", Color: rgb(hexBand), Band: true})
 	}
-	fg := &figure{plot: p, legend: legend, w: chartWidth, h: 360, notes: []string{slowestNote(rk)}}
+	notes := []string{slowestNote(rk)}
+	if sc.offScale > 0 {
+		notes = append(notes, fmt.Sprintf("The y-axis fits the %s steps: off it, cut at the top and labelled with the span, %s (up to %s ms).",
+			sc.phase, plural(sc.offScale, "other step"), ms(sc.tallest*1000)))
+	}
+	fg := &figure{plot: p, legend: legend, w: chartWidth, h: 360, notes: notes}
 	fg.h = max(fg.h, legendHeight(len(legend)))
 	return fg.encode(f)
+}
+
+// offScaleRatio is how many times the shown phase's tallest step another
+// step may be before the y-axis leaves it off the scale.
+const offScaleRatio = 2
+
+// maxCutLabels bounds the labels of steps cut at the top.
+const maxCutLabels = 6
+
+// scale is the y-axis of the steps chart: its top (ms) and what it leaves
+// off.
+type scale struct {
+	ymax     float64
+	phase    string  // the phase it fits; "" when it fits every step
+	offScale int     // steps taller than the axis
+	tallest  float64 // ms, the tallest step
+}
+
+// stepScale fits the y-axis to the shown phase's steps (rankPhase), span
+// and kernel time, when a step of another phase is more than
+// offScaleRatio times taller; else to every step.
+func stepScale(rk *analyze.Rank) scale {
+	shown := rankPhase(rk).Name
+	height := func(s *analyze.Step) float64 { return max(s.SpanUS, s.KernelUS) / 1000 }
+	var all, fit float64
+	for i := range rk.Steps {
+		h := height(&rk.Steps[i])
+		all = max(all, h)
+		if rk.Steps[i].Phase == shown {
+			fit = max(fit, h)
+		}
+	}
+	sc := scale{ymax: max(all, 1e-3), tallest: all}
+	if shown == "all" || fit <= 0 || all <= offScaleRatio*fit {
+		return sc
+	}
+	sc.ymax, sc.phase = fit, shown
+	for i := range rk.Steps {
+		if height(&rk.Steps[i]) > fit*1.05 {
+			sc.offScale++
+		}
+	}
+	return sc
 }
 
 // FirstRank, given as the rank to Steps, TimelineStep and
@@ -204,4 +265,23 @@ func maxOf(ts spanTicks) float64 {
 		m = max(m, t.Y)
 	}
 	return m
+}
+
+// cutMark is the break drawn across a bar cut at the top of the axis: two
+// white slanted strokes just below Y.
+type cutMark struct{ X0, X1, Y float64 }
+
+// cutMarks is a plotter of cut marks.
+type cutMarks []cutMark
+
+// Plot implements plot.Plotter.
+func (ms cutMarks) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	ls := draw.LineStyle{Color: rgb(0xFFFFFF), Width: 2}
+	for _, m := range ms {
+		x0, x1, y := trX(m.X0)-1, trX(m.X1)+1, trY(m.Y)
+		for _, d := range []vg.Length{10, 16} {
+			c.StrokeLine2(ls, x0, y-d-3, x1, y-d+3)
+		}
+	}
 }

@@ -21,7 +21,7 @@ func RealVariants() []string {
 // or none, of one vLLM version or profiler setting.
 func RealStyles() []string {
 	return []string{"withstack_execute_model", "annotated_execute_model", "vllm_new_annotations",
-		"profilerstep", "profilerstep_vllm", "bare_eager", "bare_cudagraph", "moe"}
+		"profilerstep", "profilerstep_vllm", "bare_eager", "bare_cudagraph", "moe", "moe_sync"}
 }
 
 // RealAccount returns the directories of sampletraces/real made for the

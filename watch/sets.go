@@ -6,7 +6,9 @@ import (
 	"sort"
 	"time"
 
+	"kinetoscope/analyze/crossrank"
 	"kinetoscope/driver"
+	"kinetoscope/ingest"
 )
 
 // group is a set being assembled: complete rank files of one world size.
@@ -112,10 +114,36 @@ func (w *Watcher) analyse(g *group) *SetReport {
 		return nil
 	}
 	s.Run, s.Err = run, err
+	if run != nil && run.Set != nil {
+		s.Start = setStart(run.Set)
+	}
 	for _, k := range g.keys {
 		w.consumed[k] = true
 	}
 	w.sets++
 	s.Index = w.sets
 	return s
+}
+
+// setStart returns when a set's profile began: the earliest first GPU
+// event of its traces, on the Unix clock; zero when a trace's clock is not
+// the epoch's.
+func setStart(set *ingest.Set) time.Time {
+	var first int64
+	for _, t := range set.Traces {
+		if t.GPU.Len() == 0 {
+			continue
+		}
+		ns, ok := crossrank.EpochNS(t, t.GPU.At(0).Start)
+		if !ok {
+			return time.Time{}
+		}
+		if first == 0 || ns < first {
+			first = ns
+		}
+	}
+	if first == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, first).UTC()
 }

@@ -50,6 +50,10 @@ type SetReport struct {
 	Files []string `json:"files"`
 	// Missing are the ranks of the world with no complete file.
 	Missing []int `json:"missing,omitempty"`
+	// Start is when the profile began: the first GPU event of its
+	// earliest rank, on the Unix clock; zero when the traces' clock is not
+	// the epoch's or the set could not be analysed.
+	Start time.Time `json:"start,omitzero"`
 	// Truncated are files that stopped growing without closing; they are
 	// not analysed.
 	Truncated []string `json:"truncated,omitempty"`
@@ -128,7 +132,7 @@ func (w *Watcher) scan(now time.Time) error {
 			return nil // a file removed between listing and stat
 		}
 		if d.IsDir() {
-			if d.Name() == "capture_traces" {
+			if skipDir(d.Name()) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -137,7 +141,7 @@ func (w *Watcher) scan(now time.Time) error {
 			return nil
 		}
 		st, err := d.Info()
-		if err != nil || st.ModTime().Before(w.opt.After) {
+		if err != nil || ignored(d, st, w.opt.After) != "" {
 			return nil
 		}
 		seen[p] = true

@@ -131,6 +131,10 @@ type Alignment struct {
 	Note string
 	// Warnings are problems with the input that did not stop the alignment.
 	Warnings []string
+	// MissingRanks lists, in order, the ranks that a process group of the
+	// traces declares (world size, NCCL group ranks) but that no trace is
+	// of; nil when every rank has a trace.
+	MissingRanks []int
 }
 
 // Straggler is a rank that arrived last at matched collectives.
@@ -161,7 +165,7 @@ func Align(traces []*ingest.Trace, classify Classifier, opt Options) (*Alignment
 		return nil, err
 	}
 	in := collect(traces, ranks, classify)
-	a := &Alignment{Ranks: make([]*RankComm, len(traces)), Warnings: warn}
+	a := &Alignment{Ranks: make([]*RankComm, len(traces)), Warnings: warn, MissingRanks: missingRanks(in)}
 	for i := range traces {
 		a.Ranks[i] = newRankComm(ranks[i], in.counts[i])
 		a.Ranks[i].TimeBaseNS = in.bases[i]
@@ -182,20 +186,35 @@ func alignSingle(a *Alignment, in *input) {
 	a.Clock, a.Note = ClockSingle, SingleRankNote
 	r := a.Ranks[0]
 	r.finishSingle(in.seqs)
-	g := in.groups[0]
-	if len(g.members) < 2 || r.Collectives == 0 {
+	if len(a.MissingRanks) == 0 || r.Collectives == 0 {
 		return
 	}
-	var missing []int
-	for _, m := range g.members {
-		if m != r.Rank {
-			missing = append(missing, m)
-		}
-	}
+	all := append([]int{r.Rank}, a.MissingRanks...)
+	sort.Ints(all)
 	a.Unmatched = r.Collectives
 	a.Mismatches = append(a.Mismatches, fmt.Sprintf(
 		"only rank %d of %s has a trace: no trace for rank(s) %s, so none of its %d collectives can be split",
-		r.Rank, rankRanges(g.members), rankRanges(missing), r.Collectives))
+		r.Rank, rankRanges(all), rankRanges(a.MissingRanks), r.Collectives))
+}
+
+// missingRanks returns, in order, the members of the declared process
+// groups that no trace is of.
+func missingRanks(in *input) []int {
+	have := make(map[int]bool, len(in.ranks))
+	for _, r := range in.ranks {
+		have[r] = true
+	}
+	var missing []int
+	for _, g := range in.groups {
+		for _, m := range g.members {
+			if !have[m] && g.known {
+				have[m] = true
+				missing = append(missing, m)
+			}
+		}
+	}
+	sort.Ints(missing)
+	return missing
 }
 
 // rankNumbers returns the rank of each trace. When a rank is unknown the

@@ -74,7 +74,28 @@ func (r endRule) ran(a, b *item) bool {
 
 // fits says whether a and b may be one instance.
 func (r endRule) fits(a, b *item) bool {
-	return compatible(a, b) && abs64(a.end-b.end-r.off) <= r.tol && r.ran(a, b)
+	return compatible(a, b) && abs64(a.end-b.end-r.off) <= r.tolFor(a, b) && r.ran(a, b)
+}
+
+// endShare is the part of the shorter kernel by which the ends of one
+// collective that must overlap may differ on two ranks, when that is more
+// than the fixed tolerance. Through host shared memory (NCCL_P2P_DISABLE=1)
+// the ranks of a long transfer finish apart in proportion to it: the 4 MiB
+// AllReduces of sampletraces/real/p2p_disabled end up to 15.6 µs apart,
+// 9% of their 173 µs, so a 32 MiB one may end well past 50 µs apart (76 µs
+// in a real TP2 trace) and still be one collective.
+const endShare = 4
+
+// tolFor is how far the ends of a and b may differ: r.tol and, for kinds
+// whose kernels must overlap, up to a quarter (endShare) of the shorter
+// kernel. Two instances of one collective on one rank run one after the
+// other, so an item overlaps its partner's neighbours at most by their
+// tails, and nearerNeighbour keeps the closer end.
+func (r endRule) tolFor(a, b *item) int64 {
+	if !r.overlap {
+		return r.tol
+	}
+	return max(r.tol, min(a.dur(), b.dur())/endShare)
 }
 
 // mustOverlap says whether every rank's kernel of a collective of this kind

@@ -116,3 +116,11 @@ func kindOfFolded(n []byte) string {
 	}
 	return "comm_other"
 }
+
+// EpochNS returns a time ts of t (ns, t's clock) as Unix time in ns, and
+// whether t's clock is the epoch's at all (see epochFloorNS): false for a
+// trace of relative times without baseTimeNanoseconds.
+func EpochNS(t *ingest.Trace, ts int64) (int64, bool) {
+	abs := TimeBaseNS(t) + ts
+	return abs, abs >= epochFloorNS
+}

@@ -60,11 +60,12 @@ func rankList(r *analyze.Report) string {
 }
 
 // phaseSteps returns the steps of a rank in the phase; "all" takes every
-// step.
+// step with GPU work; a step cut off by the end of the profile is in none
+// (analyze.InPhase).
 func phaseSteps(rk *analyze.Rank, phase string) []*analyze.Step {
 	var out []*analyze.Step
 	for i := range rk.Steps {
-		if (phase == phaseAll && rk.Steps[i].HasWork()) || rk.Steps[i].Phase == phase {
+		if analyze.InPhase(phase, &rk.Steps[i]) {
 			out = append(out, &rk.Steps[i])
 		}
 	}

@@ -27,7 +27,7 @@ func OpenDir(root string) (*Dir, error) {
 		return nil, fmt.Errorf("clean %s: %w", d.tmpDir(), err)
 	}
 	for _, p := range []string{d.tmpDir(), filepath.Join(root, "sha256")} {
-		if err := os.MkdirAll(p, 0o755); err != nil {
+		if err := os.MkdirAll(p, 0o700); err != nil {
 			return nil, fmt.Errorf("blob store: %w", err)
 		}
 	}
@@ -73,7 +73,7 @@ func (d *Dir) Put(ctx context.Context, r io.Reader) (string, int64, error) {
 	}
 	sha := hex.EncodeToString(h.Sum(nil))
 	dst, _ := d.path(sha)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return "", n, fmt.Errorf("blob store: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), dst); err != nil {

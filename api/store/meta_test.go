@@ -66,6 +66,7 @@ var metaTests = []struct {
 	{"held blobs", testHolds},
 	{"attempts", testAttempts},
 	{"reset", testReset},
+	{"link of a run", testLink},
 }
 
 func TestMeta(t *testing.T) {
@@ -93,7 +94,7 @@ func ids(runs []*Run) string {
 }
 
 func file(c byte, size int64) File {
-	return File{Name: string(c) + ".json.gz", SHA256: strings.Repeat(string(c), 64), Size: size, Kind: "gzip"}
+	return File{Name: string(c) + ".json.gz", SHA256: strings.Repeat(string(c), 64), Size: size, Format: "gzip"}
 }
 
 func testLifecycle(t *testing.T, open opener) {
@@ -174,6 +175,7 @@ func testRoundTrip(t *testing.T, open opener) {
 		Progress: Progress{Phase: "failed", Bytes: 1 << 40, TotalBytes: 1<<40 + 1, Events: 123456789},
 		Error:    "rank 3: truncated",
 		Files:    []File{file('z', 3), file('a', 1<<35), file('m', 0)},
+		Link:     "pcie5x16",
 		Created:  time.Unix(0, 1735787045123456789).UTC(),
 		Updated:  time.Unix(0, 1735787046987654321).UTC(),
 	}
@@ -199,7 +201,7 @@ func testRoundTrip(t *testing.T, open opener) {
 
 func sameRun(t *testing.T, what string, got, want *Run) {
 	t.Helper()
-	if got.ID != want.ID || got.Name != want.Name || got.Status != want.Status || got.Error != want.Error ||
+	if got.ID != want.ID || got.Name != want.Name || got.Status != want.Status || got.Error != want.Error || got.Link != want.Link ||
 		got.Progress != want.Progress || !maps.Equal(got.Labels, want.Labels) || !slices.Equal(got.Files, want.Files) ||
 		!got.Created.Equal(want.Created) || !got.Updated.Equal(want.Updated) {
 		t.Errorf("%s:\n got %+v\nwant %+v", what, got, want)
@@ -342,6 +344,31 @@ func testReportOnce(t *testing.T, open opener) {
 	after, err := db.Get(ctx, "r")
 	must(t, err)
 	sameRun(t, "run after a second SetReport", after, before)
+}
+
+// testLink: a run's link is kept from Create, changed by SetLink whatever
+// the run's status (its report stays), and seen by another handle.
+func testLink(t *testing.T, open opener) {
+	ctx := t.Context()
+	db := open(t)
+	r := runAt("r", "r", 0, nil)
+	r.Link = "120"
+	must(t, db.Create(ctx, r))
+	must(t, db.SetReport(ctx, "r", []byte(`{"made":"with 120"}`), Progress{Phase: "done"}))
+	for _, link := range []string{"nvlink3", "", "pcie4x16"} {
+		must(t, db.SetLink(ctx, "r", link))
+		got, err := open(t).Get(ctx, "r")
+		must(t, err)
+		if got.Link != link || got.Status != StatusDone {
+			t.Errorf("after SetLink(%q): link %q, status %s", link, got.Link, got.Status)
+		}
+	}
+	if rep, err := db.Report(ctx, "r"); err != nil || string(rep) != `{"made":"with 120"}` {
+		t.Errorf("report after SetLink: %s %v", rep, err)
+	}
+	if err := db.SetLink(ctx, "nope", "nvlink4"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SetLink of an unknown run: %v, want ErrNotFound", err)
+	}
 }
 
 // testStatusOnce: SetStatus never changes a done run, and does change

@@ -117,11 +117,11 @@ func (p *Postgres) CreateWith(ctx context.Context, r *Run, then func(pgx.Tx) err
 	}
 	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		var b pgx.Batch
-		b.Queue(`INSERT INTO runs (id, name, status, progress, error, created, updated) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			r.ID, r.Name, string(r.Status), prog, r.Error, r.Created.UnixNano(), r.Updated.UnixNano())
+		b.Queue(`INSERT INTO runs (id, name, status, progress, error, link, created, updated) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			r.ID, r.Name, string(r.Status), prog, r.Error, r.Link, r.Created.UnixNano(), r.Updated.UnixNano())
 		for i, f := range r.Files {
 			b.Queue(`INSERT INTO run_files (run_id, pos, name, sha256, size, kind) VALUES ($1, $2, $3, $4, $5, $6)`,
-				r.ID, i, f.Name, f.SHA256, f.Size, f.Kind)
+				r.ID, i, f.Name, f.SHA256, f.Size, f.Format)
 		}
 		for k, v := range r.Labels {
 			b.Queue(`INSERT INTO run_labels (run_id, key, value) VALUES ($1, $2, $3)`, r.ID, k, v)
@@ -162,7 +162,7 @@ func (p *Postgres) Lock(ctx context.Context, key int64) (unlock func(), err erro
 }
 
 // runColumns are the columns scanRunPG reads, in order.
-const runColumns = `id, name, status, progress, error, created, updated`
+const runColumns = `id, name, status, progress, error, link, created, updated`
 
 // scanRunPG reads one row of runColumns.
 func scanRunPG(row pgx.Row) (*Run, error) {
@@ -170,7 +170,7 @@ func scanRunPG(row pgx.Row) (*Run, error) {
 	var st string
 	var prog []byte
 	var created, updated int64
-	if err := row.Scan(&r.ID, &r.Name, &st, &prog, &r.Error, &created, &updated); err != nil {
+	if err := row.Scan(&r.ID, &r.Name, &st, &prog, &r.Error, &r.Link, &created, &updated); err != nil {
 		return nil, err
 	}
 	r.Status = Status(st)
@@ -227,7 +227,7 @@ func fillPG(ctx context.Context, tx pgx.Tx, runs []*Run) error {
 	}
 	var id string
 	var f File
-	_, err = pgx.ForEachRow(rows, []any{&id, &f.Name, &f.SHA256, &f.Size, &f.Kind}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&id, &f.Name, &f.SHA256, &f.Size, &f.Format}, func() error {
 		byID[id].Files = append(byID[id].Files, f)
 		return nil
 	})
@@ -309,6 +309,18 @@ func (p *Postgres) SetReport(ctx context.Context, id string, report []byte, pr P
 	}
 	return p.update(ctx, id, `UPDATE runs SET status = 'done', progress = $2, error = '', report = $3, updated = $4 WHERE id = $1 AND status <> 'done'`,
 		id, prog, report, time.Now().UnixNano())
+}
+
+// SetLink implements Meta.
+func (p *Postgres) SetLink(ctx context.Context, id, link string) error {
+	tag, err := p.pool.Exec(ctx, `UPDATE runs SET link = $2, updated = $3 WHERE id = $1`, id, link, time.Now().UnixNano())
+	if err != nil {
+		return fmt.Errorf("set the link of run %s: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	return nil
 }
 
 // update runs q, an UPDATE of run id that skips a run already done. Two

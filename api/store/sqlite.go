@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -48,14 +49,14 @@ func (s *SQLite) Create(ctx context.Context, r *Run) error {
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx,
-		`INSERT INTO runs (id, name, status, progress, error, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, r.Name, string(r.Status), string(prog), r.Error, r.Created.UnixNano(), r.Updated.UnixNano()); err != nil {
+		`INSERT INTO runs (id, name, status, progress, error, link, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.Name, string(r.Status), string(prog), r.Error, r.Link, r.Created.UnixNano(), r.Updated.UnixNano()); err != nil {
 		return fmt.Errorf("create run %s: %w", r.ID, err)
 	}
 	for i, f := range r.Files {
 		if _, err := tx.ExecContext(ctx,
 			`INSERT INTO run_files (run_id, pos, name, sha256, size, kind) VALUES (?, ?, ?, ?, ?, ?)`,
-			r.ID, i, f.Name, f.SHA256, f.Size, f.Kind); err != nil {
+			r.ID, i, f.Name, f.SHA256, f.Size, f.Format); err != nil {
 			return fmt.Errorf("create run %s: file %s: %w", r.ID, f.Name, err)
 		}
 	}
@@ -72,7 +73,7 @@ func (s *SQLite) Create(ctx context.Context, r *Run) error {
 
 // Get implements Meta.
 func (s *SQLite) Get(ctx context.Context, id string) (*Run, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT id, name, status, progress, error, created, updated FROM runs WHERE id = ?`, id)
+	row := s.db.QueryRowContext(ctx, `SELECT id, name, status, progress, error, link, created, updated FROM runs WHERE id = ?`, id)
 	r, err := scanRun(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
@@ -92,7 +93,7 @@ func scanRun(sc scanner) (*Run, error) {
 	var r Run
 	var st, prog string
 	var created, updated int64
-	if err := sc.Scan(&r.ID, &r.Name, &st, &prog, &r.Error, &created, &updated); err != nil {
+	if err := sc.Scan(&r.ID, &r.Name, &st, &prog, &r.Error, &r.Link, &created, &updated); err != nil {
 		return nil, err
 	}
 	r.Status = Status(st)
@@ -113,7 +114,7 @@ func (s *SQLite) fill(ctx context.Context, r *Run) error {
 	r.Files = []File{}
 	for rows.Next() {
 		var f File
-		if err := rows.Scan(&f.Name, &f.SHA256, &f.Size, &f.Kind); err != nil {
+		if err := rows.Scan(&f.Name, &f.SHA256, &f.Size, &f.Format); err != nil {
 			rows.Close()
 			return fmt.Errorf("files of run %s: %w", r.ID, err)
 		}
@@ -150,7 +151,7 @@ func (s *SQLite) List(ctx context.Context, opt ListOptions) ([]*Run, int, error)
 	if limit <= 0 {
 		limit = 50
 	}
-	q := `SELECT id, name, status, progress, error, created, updated FROM runs` + where +
+	q := `SELECT id, name, status, progress, error, link, created, updated FROM runs` + where +
 		` ORDER BY created DESC, id LIMIT ? OFFSET ?`
 	rows, err := s.db.QueryContext(ctx, q, append(args, limit, opt.Offset)...)
 	if err != nil {
@@ -191,6 +192,18 @@ func (s *SQLite) SetReport(ctx context.Context, id string, report []byte, p Prog
 	prog, _ := json.Marshal(p)
 	return s.update(ctx, id, `UPDATE runs SET status = ?, progress = ?, error = '', report = ?, updated = ? WHERE id = ? AND status <> ?`,
 		string(StatusDone), string(prog), report, time.Now().UnixNano(), id, string(StatusDone))
+}
+
+// SetLink implements Meta.
+func (s *SQLite) SetLink(ctx context.Context, id, link string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET link = ?, updated = ? WHERE id = ?`, link, time.Now().UnixNano(), id)
+	if err != nil {
+		return fmt.Errorf("set the link of run %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return fmt.Errorf("run %s: %w", id, cmp.Or(err, ErrNotFound))
+	}
+	return nil
 }
 
 // update runs q, an UPDATE of run id that skips a run already done. It

@@ -37,7 +37,9 @@ type File struct {
 	Name   string `json:"name"`   // the uploaded name, cleaned
 	SHA256 string `json:"sha256"` // hex content hash: the blob key
 	Size   int64  `json:"size"`
-	Kind   string `json:"kind"` // json, gzip, tar, tar.gz or zip
+	// Format is the file's format as ingest names it (ingest.Source.Format):
+	// json, gzip, tar, tar.gz or zip; "kind" in the JSON.
+	Format string `json:"kind"`
 }
 
 // Progress is how far a run's analysis has come.
@@ -64,8 +66,12 @@ type Run struct {
 	Progress Progress          `json:"progress"`
 	Error    string            `json:"error,omitempty"`
 	Files    []File            `json:"files"`
-	Created  time.Time         `json:"created"`
-	Updated  time.Time         `json:"updated"`
+	// Link is the link between the GPUs that the run's collective
+	// bandwidth is held against (analyze's Options.Link: nvlink4,
+	// pcie5x16, a GB/s figure); "" for the one the GPU name tells.
+	Link    string    `json:"link"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
 }
 
 // Size returns the total size of the run's files.
@@ -104,6 +110,10 @@ type Meta interface {
 	// Reports are written once: on a run already done it changes nothing
 	// and returns nil, and the first report stays.
 	SetReport(ctx context.Context, id string, report []byte, p Progress) error
+	// SetLink changes the link a run's bandwidth is held against (see
+	// Run.Link), whatever its status: its stored report stays as it was
+	// made. It returns ErrNotFound when no run has the id.
+	SetLink(ctx context.Context, id, link string) error
 	// Report returns the stored report JSON, or ErrNotFound.
 	Report(ctx context.Context, id string) ([]byte, error)
 	// Delete removes a run and returns the blob hashes that no run uses and

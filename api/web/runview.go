@@ -13,12 +13,15 @@ const topKernelRows = 15
 // runView is what the run page shows of a report.
 type runView struct {
 	Headline string
-	Ranks    *ranksView
-	Rank     *analyze.Rank // the selected rank
-	RankNum  int
-	Phase    string // decode, prefill or all steps
-	Buckets  []bucketRow
-	Total    bucketRow // the phase's kernel time per step over every bucket
+	// Missing names the ranks of the run without a trace (render's
+	// MissingRanksText); "" when every rank has one.
+	Missing string
+	Ranks   *ranksView
+	Rank    *analyze.Rank // the selected rank
+	RankNum int
+	Phase   string // decode, prefill or all steps
+	Buckets []bucketRow
+	Total   bucketRow // the phase's kernel time per step over every bucket
 	// Overlap explains a total share of the span over 100% (render's
 	// SpanOverlapNote); "" when there is none.
 	Overlap  string
@@ -41,7 +44,7 @@ type bucketRow struct {
 // step of it for the timeline (the query's "step", else the slowest), and
 // lays out the tables.
 func newRunView(r *analyze.Report, rankQuery, stepQuery string) *runView {
-	v := &runView{Headline: render.HeadlineText(r)}
+	v := &runView{Headline: render.HeadlineText(r), Missing: render.MissingRanksText(r)}
 	if len(r.Ranks) == 0 {
 		return v
 	}

@@ -5,8 +5,10 @@ import (
 	"html/template"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
+	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
 	"kinetoscope/render"
 )
@@ -21,32 +23,24 @@ func funcs() template.FuncMap {
 			}
 			return strconv.Itoa(n)
 		},
-		"pct":   func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + "%" },
-		"num":   render.NumText,
-		"bytes": render.ByteSize,
-		"when":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-		"short": func(s string, n int) string {
-			if len(s) <= n {
-				return s
-			}
-			return s[:n-1] + "…"
-		},
-		"signedMS": render.SignedMS,
-		"msv":      render.MSValue,
-		"perStep":  phaseStep,
-		"plural": func(n int, what string) string {
-			if n == 1 {
-				return "1 " + what
-			}
-			return strconv.Itoa(n) + " " + what + "s"
-		},
+		"pct":       render.PctText,
+		"num":       render.NumText,
+		"bytes":     render.ByteSize,
+		"when":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"short":     render.Shorten,
+		"signedMS":  render.SignedMS,
+		"msv":       render.MSValue,
+		"perStep":   phaseStep,
+		"plural":    render.Plural,
 		"stepsOf":   stepsOf,
+		"linkNames": analyze.LinkNames,
+		"linkNote":  linkNote,
 		"rankQuery": func(n int) template.URL { return template.URL("rank=" + strconv.Itoa(n)) },
 		"msd":       func(us float64) string { return render.Signed(us, render.MSValue(us)) },
 		"usv":       render.USValue,
 		"usd":       func(us float64) string { return render.Signed(us, render.USValue(us)) },
 		"numd":      func(v float64) string { return render.Signed(v, render.NumText(v)) },
-		"signedPct": func(v float64) string { return render.Signed(v, strconv.FormatFloat(v, 'f', 1, 64)+"%") },
+		"signedPct": func(v float64) string { return render.Signed(v, render.PctText(v)) },
 		"ci":        ciText,
 		"sub":       func(a, b float64) float64 { return a - b },
 		"pctChange": func(base, head float64) float64 { return 100 * (head - base) / base },
@@ -84,4 +78,10 @@ func dict(kv ...any) (map[string]any, error) {
 		m[k] = kv[i+1]
 	}
 	return m, nil
+}
+
+// linkNote words analyze's note on the link peak for the web page, where
+// the link is set in the run page's form, not with --link.
+func linkNote(note string) string {
+	return strings.ReplaceAll(note, "pass --link ", "set the link (below) to ")
 }

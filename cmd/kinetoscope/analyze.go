@@ -84,6 +84,7 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (analyzeArgs, error) {
 		a.opt.LaunchGapUS = v
 		return nil
 	})
+	fs.Float64Var(&a.opt.OtherThreshold, "other-threshold", analyze.DefaultOtherThreshold, "percent of decode kernel time left unclassified (bucket Other) above which the headline says the rules miss kernels")
 	fs.Func("rank", "show this rank's sections only (the run is still analysed, and aligned, across every rank)", intFlag(&a.rank))
 	paths, err := parseInterspersed(fs, args)
 	if err != nil {

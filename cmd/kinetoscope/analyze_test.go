@@ -154,3 +154,43 @@ func TestRunAnalyzePathsAndRank(t *testing.T) {
 		t.Errorf("--rank 1 shows other ranks or lost the alignment:\n%s", text)
 	}
 }
+
+// Two files that claim one rank, from two runs (rank 0 of eager and of
+// p2p_disabled), given together or in one directory, are an error naming
+// both files, exit code 2, for every command that reads a run.
+func TestRunDuplicateRank(t *testing.T) {
+	var rank0 []string
+	for _, v := range []string{"eager", "p2p_disabled"} {
+		f, err := filepath.Glob(filepath.Join(testkit.Real(t, v), "*_rank0.*.pt.trace.json.gz"))
+		if err != nil || len(f) != 1 {
+			t.Fatalf("%s rank 0: %v %v", v, f, err)
+		}
+		rank0 = append(rank0, f[0])
+	}
+	dir := t.TempDir()
+	var copies []string
+	for i, f := range rank0 {
+		b, err := os.ReadFile(f)
+		must(t, err)
+		c := filepath.Join(dir, []string{"a", "b"}[i]+"_"+filepath.Base(f))
+		must(t, os.WriteFile(c, b, 0o644))
+		copies = append(copies, c)
+	}
+	out := filepath.Join(t.TempDir(), "c.svg")
+	for _, args := range [][]string{
+		append([]string{"analyze"}, rank0...),
+		{"analyze", dir},
+		{"analyze", dir, "--format", "json"},
+		{"chart", dir, "--kind", "steps", "-o", out},
+	} {
+		code, stdout, errs := runCmd(args...)
+		names := rank0
+		if args[1] == dir {
+			names = copies
+		}
+		if code != 2 || stdout != "" || !strings.Contains(errs, "duplicate rank 0") ||
+			!strings.Contains(errs, names[0]) || !strings.Contains(errs, names[1]) {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q; want 2, nothing, both files named", args, code, len(stdout), errs)
+		}
+	}
+}

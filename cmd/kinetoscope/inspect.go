@@ -40,10 +40,13 @@ type inspectFile struct {
 	Memset            int64            `json:"memset"`
 	Launches          int64            `json:"launches"`
 	Annotations       int64            `json:"annotations"`
-	PythonKept        int64            `json:"python_functions_kept"` // step marks (execute_model)
+	PythonKept        int64            `json:"python_functions_kept"` // step marks (execute_model) and nn.Module forwards
 	PythonDropped     int64            `json:"python_functions_dropped"`
 	Warnings          []string         `json:"warnings"`
 	Error             string           `json:"error,omitempty"`
+	// unread is why a file was set aside before any event was read (not
+	// a trace): its figures are not zeros but unknown; "" otherwise.
+	unread string
 }
 
 // inspectOutput is the inspect JSON document.
@@ -133,12 +136,13 @@ func inspectSet(set *ingest.Set) []inspectFile {
 		files = append(files, describeTrace(t, "capture"))
 	}
 	for _, a := range set.SetAside {
-		f := inspectFile{Path: a.Path, Rank: -1, Events: map[string]int64{}}
+		f := inspectFile{Path: a.Path, Rank: -1, Events: map[string]int64{}, unread: a.Reason}
 		if a.Trace != nil {
 			f = describeTrace(a.Trace, "")
 		}
 		f.Kind = "set_aside"
 		f.Warnings = append(f.Warnings, "set aside: "+a.Reason)
+
 		files = append(files, f)
 	}
 	for _, e := range set.Errors {
@@ -159,7 +163,7 @@ func describeTrace(t *ingest.Trace, kind string) inspectFile {
 		Path: t.Path, Kind: kind, Rank: t.Rank, RankSource: t.RankSource, WorldSize: t.WorldSize(),
 		Bytes: t.Counts.Bytes, UncompressedBytes: t.Counts.UncompressedBytes, Events: t.Counts.ByCategory,
 		Launches: int64(t.Launches.Len()), Annotations: int64(t.Annotations.Len()),
-		PythonKept: int64(t.PythonCalls.Len()), PythonDropped: t.Counts.PythonFunctions - int64(t.PythonCalls.Len()), Warnings: append([]string{}, t.Warnings...),
+		PythonKept: int64(t.PythonCalls.Len() + t.Modules.Len()), PythonDropped: t.Counts.PythonFunctions - int64(t.PythonCalls.Len()+t.Modules.Len()), Warnings: append([]string{}, t.Warnings...),
 	}
 	for _, g := range t.GPU.All() {
 		switch g.Kind {
@@ -181,6 +185,10 @@ func writeInspectText(w io.Writer, files []inspectFile) {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintln(w, f.Path)
+		if f.unread != "" {
+			fmt.Fprintf(w, "  set aside, not read as a trace: %s\n", f.unread)
+			continue
+		}
 		if f.Error != "" {
 			fmt.Fprintf(w, "  error: %s\n", f.Error)
 			if f.UncompressedBytes == 0 {
@@ -202,7 +210,7 @@ func writeInspectText(w io.Writer, files []inspectFile) {
 		fmt.Fprintf(w, "  %s, rank %s, world size %s\n", label, rank, world)
 		fmt.Fprintf(w, "  read %s bytes, %s bytes of JSON\n", group(f.Bytes), group(f.UncompressedBytes))
 		fmt.Fprintf(w, "  events %s\n", categoryList(f.Events))
-		fmt.Fprintf(w, "  kept %s kernels, %s memcpy, %s memset, %s launches, %s annotations, %s python_function step marks; dropped %s python_function\n",
+		fmt.Fprintf(w, "  kept %s kernels, %s memcpy, %s memset, %s launches, %s annotations, %s python_function step marks and modules; dropped %s python_function\n",
 			group(f.Kernels), group(f.Memcpy), group(f.Memset), group(f.Launches), group(f.Annotations), group(f.PythonKept), group(f.PythonDropped))
 		for _, warn := range f.Warnings {
 			fmt.Fprintf(w, "  warning: %s\n", warn)

@@ -10,6 +10,7 @@ import (
 
 	"kinetoscope/ingest"
 	"kinetoscope/internal/testkit"
+	"kinetoscope/sampletraces"
 )
 
 func TestInspectJSON(t *testing.T) {
@@ -75,13 +76,37 @@ func mustJSON(t *testing.T, v any) []byte {
 	return b
 }
 
+// TestInspectText: the text names the rank, counts the python_function
+// events, and drops all but the nn.Module forwards and step marks, counted
+// here with encoding/json over the raw trace.
 func TestInspectText(t *testing.T) {
-	code, out, errs := runCmd("inspect", testkit.Public(t, "tracelens-mi300-resnet-rccl.json.gz"), "--quiet")
+	path := testkit.Public(t, "tracelens-mi300-resnet-rccl.json.gz")
+	code, out, errs := runCmd("inspect", path, "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"rank 0 (from distributedInfo), world size 8", "python_function 34,405",
-		"dropped 34,405 python_function", "kept 2,995 kernels"} {
+	var raw struct {
+		TraceEvents []struct {
+			Cat, Name string
+		} `json:"traceEvents"`
+	}
+	if err := sampletraces.ReadJSON(path, &raw); err != nil {
+		t.Fatal(err)
+	}
+	python, kept := 0, 0
+	for _, e := range raw.TraceEvents {
+		if e.Cat == "python_function" {
+			python++
+			if strings.HasPrefix(e.Name, "nn.Module: ") || strings.HasSuffix(e.Name, "): execute_model") || strings.HasSuffix(e.Name, "): sample_tokens") {
+				kept++
+			}
+		}
+	}
+	if kept == 0 {
+		t.Fatal("the trace holds no nn.Module event: pick another")
+	}
+	for _, want := range []string{"rank 0 (from distributedInfo), world size 8", "python_function " + group(int64(python)),
+		"dropped " + group(int64(python-kept)) + " python_function", "kept 2,995 kernels"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -109,5 +134,39 @@ func TestGroup(t *testing.T) {
 		if got := group(n); got != want {
 			t.Errorf("group(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// A file of a directory that is not a trace is said to be set aside
+// unread, with why, not listed as a trace of 0 bytes; a CPU-only trace set
+// aside after it was read keeps its figures.
+func TestInspectSetAside(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{"notes.json": "hello", "meta.json": `{"model": "x"}`}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gz, err := os.ReadFile(testkit.Public(t, "hta-rank-non-gpu.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "cpu.json.gz"), gz, 0o644)
+	code, out, errs := runCmd("inspect", dir, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"notes.json\n  set aside, not read as a trace: not a trace: not JSON (starts with 'h')\n",
+		"meta.json\n  set aside, not read as a trace: not a trace: no traceEvents key in the top-level object\n",
+		"cpu.json.gz\n  set aside, rank",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "read 0 bytes") {
+		t.Errorf("a file set aside unread is said to be read:\n%s", out)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"kinetoscope/driver"
+	"kinetoscope/ingest"
 )
 
 // verb is one subcommand.
@@ -61,9 +62,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		fmt.Fprintf(stderr, "kinetoscope %s: %v\n", args[0], err)
-		return 1
+		return errorCode(err)
 	}
 	return 0
+}
+
+// errorCode is the exit code of a command that failed with err: 2 when
+// the input given cannot be one run (two files claim one rank), as for a
+// usage error; else 1.
+func errorCode(err error) int {
+	var dup *ingest.DuplicateRankError
+	if errors.As(err, &dup) {
+		return 2
+	}
+	return 1
 }
 
 func usage(w io.Writer, vs map[string]verb) {

@@ -37,12 +37,24 @@ type serveFlags struct {
 	chartWorkers                int
 	chartTimeout                time.Duration
 	chartCache                  int64
+	// maxAnalysisMemory is one analysis's memory budget (0: the default).
+	maxAnalysisMemory int64
+	// minFreeDisk is the free space kept in reserve (api.Config.MinFreeDisk).
+	minFreeDisk int64
+	// maxUploads, minUploadRate and uploadGrace bound the uploads
+	// received at once and how slow they may be.
+	maxUploads    int
+	minUploadRate int64
+	uploadGrace   time.Duration
 	// insecure allows a non-loopback address without a token.
 	insecure bool
 	// noSamples skips loading sample runs on first start.
 	noSamples bool
 	// watch is a profile directory whose complete rank sets become runs.
 	watch string
+	// allowedHosts are the Host names served, comma-separated (empty:
+	// api.DefaultAllowedHosts of the listen address).
+	allowedHosts string
 	// grace is how long a shutdown waits for the requests in progress
 	// before it cuts them off (not a flag; tests shorten it).
 	grace time.Duration
@@ -69,9 +81,15 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Int64Var(&f.maxUpload, "max-upload", 8<<30, "largest upload request body, bytes")
 	fs.Int64Var(&f.maxUncompressed, "max-uncompressed", 64<<30, "largest decompressed size of one gzip stream, archive or archive member, bytes")
 	fs.IntVar(&f.workers, "workers", 2, "analyses run at once")
+	fs.Int64Var(&f.maxAnalysisMemory, "max-analysis-memory", 0, "memory budget of one analysis, bytes, estimated while the files are read (140 bytes per kept event, 1000 per distinct name): a run past it fails, naming the limit and the counts (0: half the machine's or cgroup's memory, divided by --workers)")
 	fs.IntVar(&f.chartWorkers, "chart-workers", 0, "charts drawn at once, apart from the analyses (0: a quarter of the processors, at least 1)")
 	fs.DurationVar(&f.chartTimeout, "chart-timeout", time.Minute, "longest a chart request may take, waiting for a chart worker included")
 	fs.Int64Var(&f.chartCache, "chart-cache", 256<<20, "bytes of rendered charts kept on disk under the data directory")
+	fs.IntVar(&f.maxUploads, "max-uploads", 64, "most uploads received at once: one more is answered 503 with Retry-After")
+	fs.Int64Var(&f.minUploadRate, "min-upload-rate", 8<<10, "least average upload rate, bytes/s, once --upload-grace has passed: a slower upload is cut off (408)")
+	fs.DurationVar(&f.uploadGrace, "upload-grace", 30*time.Second, "time an upload may take before --min-upload-rate applies")
+	fs.Int64Var(&f.minFreeDisk, "min-free-disk", 256<<20, "free space kept in reserve on the disk of the data directory, bytes: uploads are refused (507) below it and /healthz answers 503 degraded, so that deletes and the database's log have room (negative: no reserve)")
+	fs.StringVar(&f.allowedHosts, "allowed-hosts", "", "host names the server answers to, comma-separated (a Host header naming another is refused: DNS rebinding); '*': any, '.example.com': every name below it (default: localhost, 127.0.0.1, ::1 and the --addr host; for an --addr of every interface, the machine's host name and addresses)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kinetoscope serve [flags]\n\nServe the REST API (/api/v1) and the web page.\n\nflags:")
 		fs.PrintDefaults()
@@ -85,7 +103,38 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	if err := f.checkExposure(); err != nil {
 		return nil, err
 	}
+	if err := errors.Join(checkTokenFlag("--token", f.token), checkTokenFlag("--read-token", f.readToken)); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// minTokenLen is the shortest --token or --read-token accepted.
+const minTokenLen = 16
+
+// checkTokenFlag refuses a blank or short token: one a visitor guesses is
+// no protection.
+func checkTokenFlag(flag, tok string) error {
+	if tok == "" {
+		return nil
+	}
+	if n := len(strings.TrimSpace(tok)); n < minTokenLen {
+		return fmt.Errorf("%s has %d visible characters: give at least %d (openssl rand -hex 16 makes one)", flag, n, minTokenLen)
+	}
+	return nil
+}
+
+// hosts returns the host names served: --allowed-hosts, else the
+// defaults for --addr (a name) and for the address it listens on, bound.
+func (f *serveFlags) hosts(bound string) []string {
+	if strings.TrimSpace(f.allowedHosts) != "" {
+		return strings.Split(f.allowedHosts, ",")
+	}
+	hosts := api.DefaultAllowedHosts(bound)
+	if f.addr != "" {
+		hosts = append(hosts, api.DefaultAllowedHosts(f.addr)...)
+	}
+	return hosts
 }
 
 // shared reports whether the stores may be shared with other replicas.
@@ -142,6 +191,8 @@ func serve(ctx context.Context, ln net.Listener, f *serveFlags, stdout io.Writer
 		MaxFiles: f.maxFiles, MaxParts: f.maxParts,
 		ChartWorkers: f.chartWorkers, ChartTimeout: f.chartTimeout, ChartCacheBytes: f.chartCache,
 		Meta: f.db, Blobs: f.blobs, Replica: f.replica, JobTimeout: f.jobTimeout,
+		AllowedHosts: f.hosts(ln.Addr().String()), MaxAnalysisMemory: f.maxAnalysisMemory,
+		MinFreeDisk: f.minFreeDisk, MaxUploads: f.maxUploads, MinUploadRate: f.minUploadRate, UploadGrace: f.uploadGrace,
 	})
 	if err != nil {
 		return err

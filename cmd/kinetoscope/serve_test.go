@@ -23,15 +23,15 @@ import (
 )
 
 func TestParseServeFlags(t *testing.T) {
-	t.Setenv("KINETOSCOPE_TOKEN", "from-env")
+	t.Setenv("KINETOSCOPE_TOKEN", "from-env-0123456789")
 	tests := []struct {
 		args  []string
 		token string
 		addr  string
 		max   int64
 	}{
-		{nil, "from-env", "127.0.0.1:8080", 8 << 30},
-		{[]string{"--token", "flag", "--addr", "127.0.0.1:0", "--max-upload", "1024"}, "flag", "127.0.0.1:0", 1024},
+		{nil, "from-env-0123456789", "127.0.0.1:8080", 8 << 30},
+		{[]string{"--token", "flag-token-0123456", "--addr", "127.0.0.1:0", "--max-upload", "1024"}, "flag-token-0123456", "127.0.0.1:0", 1024},
 	}
 	for _, tc := range tests {
 		f, err := parseServeFlags(tc.args, io.Discard)
@@ -61,7 +61,7 @@ func TestServeRefusesExposureWithoutToken(t *testing.T) {
 		{[]string{"--addr", ":8080"}, false},
 		{[]string{"--addr", "0.0.0.0:8080"}, false},
 		{[]string{"--addr", "10.1.2.3:8080"}, false},
-		{[]string{"--addr", ":8080", "--token", "t"}, true},
+		{[]string{"--addr", ":8080", "--token", "a-token-of-16-chars"}, true},
 		{[]string{"--addr", ":8080", "--insecure-no-token"}, true},
 	}
 	for _, tc := range tests {
@@ -153,7 +153,7 @@ func TestServeShutdownDuringUpload(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/gzip\r\nContent-Length: %d\r\n\r\n", len(trace))
+	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/gzip\r\nContent-Length: %d\r\n\r\n", len(trace))
 	conn.Write(trace[:len(trace)/2])
 	tmp := filepath.Join(data, "blobs", "tmp")
 	waitFiles(t, tmp, 1)

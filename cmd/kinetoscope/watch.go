@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -45,6 +46,9 @@ type watchArgs struct {
 	opt      watch.Options
 	// seen, when set, is called with every file state the watcher reports.
 	seen func(watch.File)
+	// source is the command that found the sets (watch, capture): the
+	// uploaded runs' source label.
+	source string
 }
 
 // watchFormats are the formats a finished set is printed in.
@@ -67,7 +71,7 @@ func (a *watchArgs) flags(fs interface {
 
 // runWatch is the watch command.
 func runWatch(args []string, stdout, stderr io.Writer) error {
-	var a watchArgs
+	a := watchArgs{source: "watch"}
 	fs := newFlagSet("watch", watchUsage, stderr)
 	a.flags(fs)
 	pos, err := parseInterspersed(fs, args)
@@ -136,7 +140,7 @@ func finishSet(ctx context.Context, a watchArgs, s *watch.SetReport, stdout, std
 		}
 	}
 	if a.server != "" {
-		id, err := uploadSet(ctx, a.server, a.token, s)
+		id, err := uploadSet(ctx, a, s)
 		if err != nil {
 			return err
 		}
@@ -208,20 +212,23 @@ func appendSet(path, dir string, s *watch.SetReport) error {
 }
 
 // uploadSet posts the set's files as one multipart run to the service at
-// server and returns the new run's id.
-func uploadSet(ctx context.Context, server, token string, s *watch.SetReport) (string, error) {
+// a.server, named and labelled as setRun says, and returns the new run's
+// id.
+func uploadSet(ctx context.Context, a watchArgs, s *watch.SetReport) (string, error) {
 	body, ctype, err := multipartFiles(s.Files)
 	if err != nil {
 		return "", err
 	}
-	url := strings.TrimRight(server, "/") + "/api/v1/runs"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, body)
+	name, labels := setRun(a.dir, a.source, s)
+	q := neturl.Values{"name": {name}, "label": labels}
+	url := strings.TrimRight(a.server, "/") + "/api/v1/runs"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"?"+q.Encode(), body)
 	if err != nil {
 		return "", fmt.Errorf("upload to %s: %w", url, err)
 	}
 	req.Header.Set("Content-Type", ctype)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if a.token != "" {
+		req.Header.Set("Authorization", "Bearer "+a.token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -239,6 +246,24 @@ func uploadSet(ctx context.Context, server, token string, s *watch.SetReport) (s
 		return "", fmt.Errorf("upload to %s: no run id in the answer %q", url, out)
 	}
 	return run.ID, nil
+}
+
+// setRun names the run of a set after its directory and the time its
+// profile began ("vllm-profile 2026-12-01 20:14:05 UTC", else "set 2" of
+// the directory), and labels it with its world size and the command that
+// found it.
+func setRun(dir, source string, s *watch.SetReport) (name string, labels []string) {
+	base := dir
+	if abs, err := filepath.Abs(dir); err == nil {
+		base = abs
+	}
+	base = filepath.Base(base)
+	name = fmt.Sprintf("%s set %d", base, s.Index)
+	if !s.Start.IsZero() {
+		name = base + " " + s.Start.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	labels = []string{fmt.Sprintf("world_size=%d", s.WorldSize), "source=" + source}
+	return name, labels
 }
 
 // multipartFiles builds a multipart body with one file part per path. It

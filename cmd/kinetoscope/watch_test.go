@@ -2,15 +2,20 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"io"
+	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,17 +57,19 @@ func copySlowly(t *testing.T, dir string, files []string) {
 // watchOutput is what --format json prints for a set.
 type watchOutput struct {
 	Set struct {
-		Files   []string `json:"files"`
-		Missing []int    `json:"missing"`
+		Files   []string  `json:"files"`
+		Missing []int     `json:"missing"`
+		Start   time.Time `json:"start"`
 	} `json:"set"`
 	Report json.RawMessage `json:"report"`
 }
 
 // uploads is a stand-in Kinetoscope service that records the file parts
-// of each run posted.
+// and the query of each run posted.
 type uploads struct {
-	mu    sync.Mutex
-	names [][]string
+	mu      sync.Mutex
+	names   [][]string
+	queries []url.Values
 }
 
 func (u *uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -90,6 +97,7 @@ func (u *uploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	u.mu.Lock()
 	u.names = append(u.names, names)
+	u.queries = append(u.queries, r.URL.Query())
 	u.mu.Unlock()
 	w.WriteHeader(http.StatusAccepted)
 	io.WriteString(w, `{"id":"run1"}`)
@@ -120,8 +128,66 @@ func TestWatchCommand(t *testing.T) {
 		t.Errorf("results document: %v\n%s", err, doc)
 	}
 	if len(up.names) != 1 || len(up.names[0]) != 2 || !strings.Contains(errs, "uploaded as run run1") {
-		t.Errorf("uploads %v; stderr %s", up.names, errs)
+		t.Fatalf("uploads %v; stderr %s", up.names, errs)
 	}
+	// The run is named after the directory and the profile's start (the
+	// earliest rank's first GPU event, read here with encoding/json), and
+	// labelled with its world size and source.
+	start := firstKernelTime(t, files)
+	q := up.queries[0]
+	if want := filepath.Base(dir) + " " + start.Format("2006-01-02 15:04:05") + " UTC"; q.Get("name") != want {
+		t.Errorf("run name %q, want %q", q.Get("name"), want)
+	}
+	if want := []string{"world_size=2", "source=watch"}; strings.Join(q["label"], " ") != strings.Join(want, " ") {
+		t.Errorf("run labels %q, want %q", q["label"], want)
+	}
+	if !got[0].Set.Start.Equal(start) {
+		t.Errorf("set start %v, want %v", got[0].Set.Start, start)
+	}
+}
+
+// firstKernelTime returns the Unix time of the earliest GPU kernel of the
+// traces: baseTimeNanoseconds plus its ts in µs, read with encoding/json.
+func firstKernelTime(t *testing.T, paths []string) time.Time {
+	t.Helper()
+	var first time.Time
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Base   int64 `json:"baseTimeNanoseconds"`
+			Events []struct {
+				Cat string      `json:"cat"`
+				TS  json.Number `json:"ts"`
+			} `json:"traceEvents"`
+		}
+		err = json.NewDecoder(zr).Decode(&doc)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range doc.Events {
+			if e.Cat != "kernel" && e.Cat != "gpu_memcpy" && e.Cat != "gpu_memset" {
+				continue
+			}
+			us, err := e.TS.Float64()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// ts is µs with three decimals: whole ns.
+			ns := doc.Base + int64(math.Round(us*1000))
+			if at := time.Unix(0, ns).UTC(); first.IsZero() || at.Before(first) {
+				first = at
+			}
+		}
+	}
+	return first
 }
 
 // decodeSets decodes the JSON objects watch printed.
@@ -224,6 +290,7 @@ func TestCaptureErrors(t *testing.T) {
 		http.Error(w, "boom", http.StatusInternalServerError)
 	}))
 	defer broken.Close()
+	closed := closedPort(t)
 	flags := []string{
 		`--profiler-config '{"profiler": "torch", "torch_profiler_dir": "` + abs + `"}'`,
 		"VLLM_TORCH_PROFILER_DIR=" + abs,
@@ -233,12 +300,14 @@ func TestCaptureErrors(t *testing.T) {
 		name string
 		args []string
 		want []string
+		not  string // stderr must not say it
 	}{
-		{"404", []string{"--vllm", notFound.URL, "--dir", dir}, append(flags, "404")},
-		{"500", []string{"--vllm", broken.URL, "--dir", dir}, append(flags, "500")},
-		{"no server", []string{"--vllm", "http://127.0.0.1:1", "--dir", dir}, flags},
-		{"missing dir", []string{"--vllm", notFound.URL, "--dir", filepath.Join(dir, "nope")}, []string{"profile directory"}},
-		{"no --vllm", []string{"--dir", dir}, []string{"want --vllm"}},
+		{"404", []string{"--vllm", notFound.URL, "--dir", dir}, append(flags, "404"), "unreachable"},
+		{"500", []string{"--vllm", broken.URL, "--dir", dir}, append(flags, "500"), "unreachable"},
+		{"nothing listens", []string{"--vllm", closed, "--dir", dir},
+			[]string{"the vLLM server at " + closed + " is unreachable", "connection refused"}, "profiling is not enabled"},
+		{"missing dir", []string{"--vllm", notFound.URL, "--dir", filepath.Join(dir, "nope")}, []string{"profile directory"}, ""},
+		{"no --vllm", []string{"--dir", dir}, []string{"want --vllm"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -251,6 +320,72 @@ func TestCaptureErrors(t *testing.T) {
 					t.Errorf("stderr lacks %q:\n%s", w, errs)
 				}
 			}
+			if tt.not != "" && strings.Contains(errs, tt.not) {
+				t.Errorf("stderr says %q:\n%s", tt.not, errs)
+			}
 		})
+	}
+}
+
+// closedPort returns the URL of a local port that nothing listens on: one
+// just listened on and closed.
+func closedPort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + l.Addr().String()
+	l.Close()
+	return url
+}
+
+// A server that answers but writes no trace: capture gives up after
+// --timeout and says what the directory holds and why each file was
+// passed over.
+func TestCaptureTimeout(t *testing.T) {
+	dir := t.TempDir()
+	hour := time.Now().Add(-time.Hour)
+	old := filepath.Join(dir, "old_rank0.1.pt.trace.json.gz")
+	for _, p := range []string{old, filepath.Join(dir, "server.log"), filepath.Join(dir, "capture_traces", "c.json")} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chtimes(old, hour, hour); err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(1) }))
+	defer srv.Close()
+	done := make(chan struct{})
+	var code int
+	var errs string
+	go func() {
+		defer close(done)
+		code, _, errs = runCmd("capture", "--vllm", srv.URL, "--seconds", "0", "--dir", dir,
+			"--timeout", "300ms", "--settle", "1h", "--interval", "20ms")
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("capture still waits a minute after a --timeout of 300ms")
+	}
+	if code != 1 || calls.Load() != 2 {
+		t.Fatalf("exit %d after %d calls, want 1 after start and stop: %s", code, calls.Load(), errs)
+	}
+	for _, w := range []string{
+		"no trace appeared in " + dir + " within 300ms of stop_profile (--timeout)",
+		"The directory holds 3 entries:",
+		"capture_traces: a directory the watcher does not enter",
+		"old_rank0.1.pt.trace.json.gz (2 bytes, written " + hour.Format(time.DateTime) + "): last written before the profile started",
+		"server.log (2 bytes, written ",
+		"): not a trace file name (.json or .json.gz)",
+	} {
+		if !strings.Contains(errs, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, errs)
+		}
 	}
 }

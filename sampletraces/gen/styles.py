@@ -27,6 +27,10 @@ import contextlib
 # quant: None (bf16 dense), "marlin_mlp" (fp16; the MLP's gate_up and down
 #   GEMMs are Marlin INT4), "marlin_moe" (fp16; a routed MoE whose experts are
 #   Marlin INT4 GEMMs).
+# host_sync: "per_layer" (marlin_moe only): each MoE layer's router copies its
+#   per-expert counts to the host (.tolist()): one more device-to-host copy
+#   and CPU wait per layer. Absent: the only host sync is the sampled tokens.
+# layers: the style's default --layers (4 if absent).
 # plan: "fixed" (1 prefill of `batch` requests, then decode steps),
 #   "fixed_empty_last" (the same, then one step with no GPU work),
 #   "continuous" (requests join a running batch: mixed steps).
@@ -113,6 +117,13 @@ STYLES = {
                 "index_copy), per-expert Marlin INT4 GEMMs, un-permute and weighted sum; no marks; eager",
         "marks": "none", "graph": False, "quant": "marlin_moe", "with_stack": False,
         "record_shapes": True, "plan": "fixed", "decode_steps": 15,
+    },
+    "moe_sync": {
+        "what": "the moe style with a host sync in every layer: each router copies its per-expert "
+                "token counts to the host (.tolist(), a device-to-host memcpy the CPU waits for) and "
+                "checks them, as routers that record expert load do; 8 layers; no marks; eager",
+        "marks": "none", "graph": False, "quant": "marlin_moe", "host_sync": "per_layer", "layers": 8,
+        "with_stack": False, "record_shapes": False, "plan": "fixed", "decode_steps": 15,
     },
 }
 

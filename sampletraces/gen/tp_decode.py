@@ -43,6 +43,7 @@ where, as in vLLM, no collective runs):
   moe                      INT4 MoE (routing, permutation, per-expert Marlin GEMMs), no marks
   pair_eager, pair_host_delay, host_sync_item  execute_model marks, eager; host stalls inside the
                            step (none; a 1 ms sleep; a .item() and sleeps) for the step-time account
+  moe_sync                 moe with a host sync per layer (router counts .tolist()), 8 layers
 The INT4 styles call the Marlin kernel (IST-DASLab/marlin) through
 `import marlin`; it is not part of this repository.
 
@@ -94,7 +95,7 @@ def parse_args(argv=None):
     p.add_argument("--variant", choices=VARIANTS + STYLES, required=True,
                    help="one of the four TP2 variants or a trace style (styles.py)")
     p.add_argument("--out", required=True, help="directory for traces and truth.json")
-    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--layers", type=int, default=None, help="default 4 (moe_sync: 8)")
     p.add_argument("--hidden", type=int, default=4096)
     p.add_argument("--heads", type=int, default=32)
     p.add_argument("--kv-heads", type=int, default=8)
@@ -122,11 +123,14 @@ def parse_args(argv=None):
     style = styles.STYLES.get(a.variant, {})
     if a.batch is None:
         a.batch = style.get("batch", 4)
+    if a.layers is None:
+        a.layers = style.get("layers", 4)
     if a.decode_steps is None:
         a.decode_steps = style.get("decode_steps", 32)
     if a.dtype is None:
         a.dtype = "float16" if style.get("quant") else "bfloat16"
     a.quant = style.get("quant")
+    a.host_sync = style.get("host_sync")
     return a
 
 
@@ -371,8 +375,11 @@ class MoE(nn.Module):
     block of a capacity-padded buffer (capacity = tokens: an expert gets each
     token at most once), index_copy into it; per expert a Marlin gate_up,
     SiLU-and-mul and a Marlin down into its block; then index_select back
-    and the weighted sum over the top k. No host synchronisation.
-    Expert intermediate split over TP ranks, all_reduce of the sum.
+    and the weighted sum over the top k. No host synchronisation, unless
+    cfg.host_sync: then the router copies its per-expert counts to the host
+    (.tolist()) and checks them, one device-to-host copy the CPU waits for
+    in every layer. Expert intermediate split over TP ranks, all_reduce of
+    the sum.
     """
 
     def __init__(self, cfg, tp, gen):
@@ -380,6 +387,7 @@ class MoE(nn.Module):
         self.tp = tp
         self.experts = cfg.experts
         self.top_k = cfg.moe_top_k
+        self.host_sync = cfg.host_sync == "per_layer"
         inter = cfg.expert_intermediate // tp
         self.register_buffer("router_w", init_weight(cfg.experts, cfg.hidden, gen))
         self.gate_up = nn.ModuleList(MarlinLinear(cfg.hidden, 2 * inter, gen) for _ in range(cfg.experts))
@@ -395,6 +403,10 @@ class MoE(nn.Module):
         flat = top_i.view(-1)
         sorted_e, perm = torch.sort(flat, stable=True)
         counts = torch.zeros(e, dtype=torch.long, device=x.device).scatter_add_(0, flat, torch.ones_like(flat))
+        if self.host_sync:
+            load = counts.tolist()  # device-to-host copy; the CPU waits for the router
+            if sum(load) != t * k:
+                sys.exit(f"router counts {load} do not add up to {t} tokens x top {k}")
         starts = torch.cumsum(counts, 0) - counts
         rank_in_e = torch.arange(t * k, device=x.device) - starts[sorted_e]
         dest = torch.empty_like(flat).scatter_(0, perm, sorted_e * t + rank_in_e)  # row of pair i
@@ -828,6 +840,11 @@ def marlin_calls(cfg, st):
     return per_layer * cfg.layers
 
 
+def host_syncs_per_step(cfg):
+    """Device-to-host copies a step makes besides the sampled tokens: one per MoE layer with host_sync."""
+    return cfg.layers if STYLE.get("host_sync") == "per_layer" else 0
+
+
 def phase_annotations(st):
     """The phase annotations nested in a step, in order."""
     names = styles.PHASE_NAMES.get(STYLE["marks"], {})
@@ -851,9 +868,10 @@ def build_style_truth(cfg, tp, plan, fn_names, files, windows, timings, marlin_c
             "cuda_graph": bool(STYLE["graph"] and s.kind == "decode"),
             "cuda_graph_launches": 1 if STYLE["graph"] and s.kind == "decode" else 0,
             "marlin_calls": marlin_calls(cfg, s),
-            # the sampled tokens, and one more per .item() host hook
+            # the sampled tokens, one more per host sync a step (moe_sync)
+            # and per .item() host hook
             "device_to_host_copies": 0 if s.kind == "empty" else
-            1 + sum(1 for _, a in STYLE.get("host_hooks", []) if a == "item"),
+            1 + host_syncs_per_step(cfg) + sum(1 for _, a in STYLE.get("host_hooks", []) if a == "item"),
             "nested_annotations": phase_annotations(s),
             "collectives_per_rank": style_collectives(cfg, tp, s),
             "host_window_ns": {r: w[i] for r, w in windows.items()},
@@ -910,6 +928,8 @@ def build_style_truth(cfg, tp, plan, fn_names, files, windows, timings, marlin_c
             "experts": cfg.experts, "top_k": cfg.moe_top_k, "expert_intermediate": cfg.expert_intermediate,
             "shared_expert": False,
             "routing": "router GEMM, softmax (fp32), top-k, renormalise",
+            "host_sync": ("per layer: the router's per-expert counts copied to the host (.tolist()) and "
+                          "checked; the CPU waits for the router" if STYLE.get("host_sync") else None),
             "permutation": "pairs sorted by expert (torch.sort), per-expert rows of a capacity-padded "
                            "buffer (capacity = tokens), index_copy in, index_select out, weighted sum",
             "expert_gemms": "per expert: Marlin gate_up, SiLU-and-mul, Marlin down (random 4-bit weights, "
