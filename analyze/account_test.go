@@ -209,15 +209,24 @@ func refSteps(rt *refTrace, steps []Step) [][]refEvent {
 		starts[i] = int64(math.Round(s.StartUS * 1e3))
 	}
 	out := make([][]refEvent, len(steps))
-	for _, g := range rt.gpu {
-		ts := g.start
+	launchTS := func(g refEvent) int64 {
 		if l, ok := rt.launch[g.corr]; ok {
-			ts = l.start
+			return l.start
 		}
-		i := sort64(starts, ts)
-		if i >= 0 {
+		return g.start
+	}
+	for _, g := range rt.gpu {
+		if i := sort64(starts, launchTS(g)); i >= 0 {
 			out[i] = append(out[i], g)
 		}
+	}
+	// An inferred last step ends where the profile cut its cycle short
+	// (a time the report does not give): the events launched last are
+	// outside it.
+	if n := len(steps); n > 0 && len(out[n-1]) > steps[n-1].Kernels {
+		last := out[n-1]
+		slices.SortStableFunc(last, func(a, b refEvent) int { return cmp.Compare(launchTS(a), launchTS(b)) })
+		out[n-1] = last[:steps[n-1].Kernels]
 	}
 	return out
 }
