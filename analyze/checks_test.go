@@ -2,9 +2,7 @@ package analyze
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -364,19 +362,7 @@ func TestOtherShare(t *testing.T) {
 // top-level "key": value member, added before its closing brace.
 func withTopLevel(t *testing.T, path, member string) string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := testkit.Gunzip(t, path)
 	end := bytes.LastIndexByte(raw, '}')
 	out := append(append(append([]byte(nil), raw[:end]...), ", "+member+"\n"...), raw[end:]...)
 	dst := filepath.Join(t.TempDir(), "rank0.pt.trace.json")

@@ -1,9 +1,7 @@
 package analyze
 
 import (
-	"compress/gzip"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -15,22 +13,13 @@ import (
 // distributedInfo reads a trace's rank and world size with encoding/json.
 func distributedInfo(t *testing.T, path string) (rank, world int) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var doc struct {
 		DistributedInfo struct {
 			Rank      int `json:"rank"`
 			WorldSize int `json:"world_size"`
 		} `json:"distributedInfo"`
 	}
-	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
+	if err := json.Unmarshal(testkit.Gunzip(t, path), &doc); err != nil {
 		t.Fatal(err)
 	}
 	return doc.DistributedInfo.Rank, doc.DistributedInfo.WorldSize

@@ -269,7 +269,17 @@ func (s *Server) runPipeline(ctx context.Context, run *store.Run, lp *liveProgre
 			err = fmt.Errorf("analysis crashed: %v", r)
 		}
 	}()
-	rep, err = s.analyze(s, ctx, run.ID, s.sources(ctx, run.Files, faults), lp)
+	srcs := s.sources(ctx, run.Files, faults)
+	analyse := func() (*analyze.Report, error) { return s.analyzeSources(ctx, srcs, lp) }
+	if s.hook != nil {
+		names := make([]string, len(srcs))
+		for i, src := range srcs {
+			names[i] = src.Name
+		}
+		rep, err = s.hook(ctx, run.ID, names, analyse)
+	} else {
+		rep, err = analyse()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -329,9 +339,11 @@ func analysisName(f store.File) string {
 
 // analyzeSources runs the driver's pipeline on a run's files, with the
 // server's read limits, publishing its progress to lp.
-func (s *Server) analyzeSources(ctx context.Context, _ string, srcs []ingest.Source, lp *liveProgress) (*analyze.Report, error) {
-	run, err := driver.AnalyzeSources(srcs, driver.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes,
-		MaxRatio: s.cfg.MaxRatio, Progress: lp.update, Analyzing: func() { lp.setPhase("analyzing") }, Budget: s.budget()})
+func (s *Server) analyzeSources(ctx context.Context, srcs []ingest.Source, lp *liveProgress) (*analyze.Report, error) {
+	run, err := driver.AnalyzeSources(srcs, driver.Options{
+		Options: ingest.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes,
+			MaxRatio: s.cfg.MaxRatio, Progress: lp.update, Budget: s.budget()},
+		Analyzing: func() { lp.setPhase("analyzing") }})
 	if err != nil {
 		return nil, err
 	}

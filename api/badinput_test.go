@@ -168,13 +168,7 @@ func (spaceReader) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func gzipOf(t testing.TB, s string) []byte {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	zw.Write([]byte(s))
-	must(t, zw.Close())
-	return buf.Bytes()
-}
+func gzipOf(_ testing.TB, s string) []byte { return testkit.Gzip([]byte(s)) }
 
 // gunzip returns the text of a gzip stream.
 func gunzip(t testing.TB, gz []byte) []byte {

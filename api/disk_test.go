@@ -105,7 +105,9 @@ func TestFullDisk(t *testing.T) {
 	s.stop()
 	s = startServer(t, embedded(api.Config{DataDir: data, MinFreeDisk: -1}))
 	filler = fill(t, disk, 64<<10)
-	code, out = uploadBytes(t, s.URL, bytes.Repeat(trace, 8))
+	big, err := os.ReadFile(testkit.Public(t, "hta-diff-control-a100.json.gz")) // 1.8 MB: more than the disk has left
+	must(t, err)
+	code, out = uploadBytes(t, s.URL, big)
 	if code != http.StatusInsufficientStorage || !strings.Contains(out, "disk is full") || strings.Contains(out, disk) || strings.Contains(out, "tmp") {
 		t.Errorf("upload into a full disk: %d %s; want 507 naming no path", code, out)
 	}

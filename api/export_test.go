@@ -6,7 +6,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"kinetoscope/analyze"
-	"kinetoscope/ingest"
 )
 
 // WebRoute reports whether a route serves the web page (webRoute).
@@ -25,12 +24,8 @@ type Analysis struct {
 // OpenWithAnalysis opens a server whose analysis of a run is wrap, given
 // the real analysis to call (or not).
 func OpenWithAnalysis(cfg Config, wrap func(ctx context.Context, a Analysis, real func() (*analyze.Report, error)) (*analyze.Report, error)) (*Server, error) {
-	return open(cfg, func(s *Server, ctx context.Context, id string, srcs []ingest.Source, lp *liveProgress) (*analyze.Report, error) {
-		a := Analysis{Run: id}
-		for _, src := range srcs {
-			a.Files = append(a.Files, src.Name)
-		}
-		return wrap(ctx, a, func() (*analyze.Report, error) { return s.analyzeSources(ctx, id, srcs, lp) })
+	return open(cfg, func(ctx context.Context, run string, files []string, real func() (*analyze.Report, error)) (*analyze.Report, error) {
+		return wrap(ctx, Analysis{Run: run, Files: files}, real)
 	})
 }
 

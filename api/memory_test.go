@@ -13,6 +13,7 @@ import (
 
 	"kinetoscope/analyze"
 	"kinetoscope/driver"
+	"kinetoscope/ingest"
 	"kinetoscope/sampletraces/synth"
 )
 
@@ -81,7 +82,7 @@ func measurePipeline(b *testing.B, path string) (any, any, pipelineMemory) {
 	}
 	base := inUse()
 	stop := heapPeak()
-	set, err := driver.ReadSet(path, driver.Options{MaxUncompressedBytes: 1 << 40, MaxRatio: 200})
+	set, err := driver.ReadSet(path, driver.Options{Options: ingest.Options{MaxUncompressedBytes: 1 << 40, MaxRatio: 200}})
 	must(b, err)
 	afterRead := inUse()
 	rep, err := analyze.Analyze(set, analyze.Options{})

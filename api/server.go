@@ -33,7 +33,6 @@ import (
 	"kinetoscope/api/store"
 	"kinetoscope/api/web"
 	"kinetoscope/driver"
-	"kinetoscope/ingest"
 )
 
 // Config holds the server's settings. Zero fields take the defaults below.
@@ -202,10 +201,10 @@ func (c *Config) defaults() {
 	}
 }
 
-// analyzeFunc reads and analyses the files of the run id, publishing its
-// progress to lp: the driver's pipeline as Server.analyzeSources calls it;
-// tests wrap it (export_test.go).
-type analyzeFunc func(s *Server, ctx context.Context, id string, srcs []ingest.Source, lp *liveProgress) (*analyze.Report, error)
+// analysisHook, when set (tests do: export_test.go), runs in place of a
+// run's analysis, told the run's id and its files' names, with the real
+// analysis to call (or not).
+type analysisHook func(ctx context.Context, run string, files []string, analyse func() (*analyze.Report, error)) (*analyze.Report, error)
 
 // Server is the Kinetoscope service.
 type Server struct {
@@ -229,10 +228,10 @@ type Server struct {
 	// ballastMu orders the writes of the disk ballast (keepBallast).
 	ballastMu sync.Mutex
 	// analyze is the analysis the server runs.
-	analyze analyzeFunc
-	log     *slog.Logger
-	echo    *echo.Echo
-	stats   *metrics
+	hook  analysisHook
+	log   *slog.Logger
+	echo  *echo.Echo
+	stats *metrics
 	// images keeps the charts drawn, on disk; charts bounds the charts
 	// drawn at once.
 	images *imageCache
@@ -271,7 +270,7 @@ func Open(cfg Config) (*Server, error) {
 
 // open is Open with the analysis f in place of the driver's (nil: the
 // driver's).
-func open(cfg Config, f analyzeFunc) (*Server, error) {
+func open(cfg Config, hook analysisHook) (*Server, error) {
 	cfg.defaults()
 	if err := prepareDataDir(cfg); err != nil {
 		return nil, err
@@ -286,7 +285,7 @@ func open(cfg Config, f analyzeFunc) (*Server, error) {
 		meta.Close()
 		return nil, err
 	}
-	s, err := newServer(cfg, meta, blobs, f)
+	s, err := newServer(cfg, meta, blobs, hook)
 	if err != nil {
 		meta.Close()
 		return nil, err
@@ -299,7 +298,7 @@ func New(cfg Config, meta store.Meta, blobs store.Blobs) (*Server, error) {
 	return newServer(cfg, meta, blobs, nil)
 }
 
-func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*Server, error) {
+func newServer(cfg Config, meta store.Meta, blobs store.Blobs, hook analysisHook) (*Server, error) {
 	cfg.defaults()
 	if cfg.ReadToken != "" && cfg.Token == "" {
 		return nil, errors.New("a read-only token needs a token for writes too")
@@ -309,7 +308,7 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		cfg: cfg, meta: meta, blobs: blobs, analyze: f, log: cfg.Logger, replica: cfg.Replica,
+		cfg: cfg, meta: meta, blobs: blobs, hook: hook, log: cfg.Logger, replica: cfg.Replica,
 		stats: newMetrics(), live: map[string]*store.Progress{}, stop: map[string]context.CancelFunc{},
 		sem: make(chan struct{}, cfg.Workers), charts: make(chan struct{}, cfg.ChartWorkers), ctx: ctx, cancel: cancel,
 		guard: newHostGuard(cfg.AllowedHosts), uploads: make(chan struct{}, cfg.MaxUploads),
@@ -320,9 +319,6 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, f analyzeFunc) (*
 		return nil, err
 	}
 	s.images = images
-	if s.analyze == nil {
-		s.analyze = (*Server).analyzeSources
-	}
 	// Versions before 2026-12 laid runs out in a work directory; the
 	// pipeline now streams them from the blob store.
 	if err := os.RemoveAll(filepath.Join(cfg.DataDir, "work")); err != nil {

@@ -7,7 +7,6 @@
 package driver
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -19,24 +18,14 @@ import (
 
 // Options control how a run is read and analysed.
 type Options struct {
+	// Options are how the traces are read (context, limits, progress,
+	// memory budget), as ingest takes them.
+	ingest.Options
 	// Analyze are the analysis options.
 	Analyze analyze.Options
-	// Context stops a read block by block; nil means never.
-	Context context.Context
-	// MaxUncompressedBytes bounds the JSON bytes read per file (gzip and
-	// archive bombs); 0 means ingest's default.
-	MaxUncompressedBytes int64
-	// MaxRatio bounds the bytes read from a zip member to this many times
-	// its compressed size (past 256 MiB); 0 means no bound.
-	MaxRatio int64
-	// Progress, when set, is called as the files are read; Analyzing,
-	// when set, once they are read, before the analysis.
-	Progress  func(ingest.Progress)
+	// Analyzing, when set, is called once the files are read, before the
+	// analysis.
 	Analyzing func()
-	// Budget, when set, bounds the memory of one run's analysis: the read
-	// fails with its *ingest.BudgetError once the estimate passes it. A
-	// Budget serves one read.
-	Budget *ingest.Budget
 }
 
 // Run is one run read and analysed.
@@ -65,7 +54,7 @@ func ReadSet(path string, opt Options) (*ingest.Set, error) {
 // ReadPaths reads several paths as one run (ingest.OpenPaths), as ReadSet
 // reads one.
 func ReadPaths(paths []string, opt Options) (*ingest.Set, error) {
-	set, err := ingest.OpenPaths(paths, opt.ingest())
+	set, err := ingest.OpenPaths(paths, opt.Options)
 	if err == nil {
 		err = opt.Budget.Err()
 	}
@@ -84,7 +73,7 @@ func ReadPaths(paths []string, opt Options) (*ingest.Set, error) {
 // ReadSources reads files held anywhere, an object store say, as one run
 // (ingest.OpenSources), as ReadPaths reads local files.
 func ReadSources(srcs []ingest.Source, opt Options) (*ingest.Set, error) {
-	set, err := ingest.OpenSources(srcs, opt.ingest())
+	set, err := ingest.OpenSources(srcs, opt.Options)
 	if err == nil {
 		err = opt.Budget.Err()
 	}
@@ -113,12 +102,6 @@ func duplicateRanks(set *ingest.Set) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// ingest returns the read options of opt.
-func (opt Options) ingest() ingest.Options {
-	return ingest.Options{Context: opt.Context, MaxUncompressedBytes: opt.MaxUncompressedBytes,
-		MaxRatio: opt.MaxRatio, Progress: opt.Progress, Budget: opt.Budget}
 }
 
 // Analyze is the pipeline: it reads path (ReadSet) and analyses what was

@@ -7,13 +7,12 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"kinetoscope/internal/testkit"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/klauspost/compress/gzip"
 )
 
 func TestCheckMember(t *testing.T) {
@@ -37,14 +36,6 @@ func TestCheckMember(t *testing.T) {
 			t.Errorf("CheckMember(%q) = %v, want ok %v", tc.name, err, tc.ok)
 		}
 	}
-}
-
-func gzOf(b []byte) []byte {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	zw.Write(b)
-	zw.Close()
-	return buf.Bytes()
 }
 
 func tarOfSizes(members map[string]int) []byte {
@@ -71,16 +62,16 @@ func TestCheck(t *testing.T) {
 	}{
 		{"json", []byte(` {"traceEvents": []}`), FormatJSON, false, false, ""},
 		{"json with BOM", []byte("\xef\xbb\xbf{\"traceEvents\":[]}"), FormatJSON, false, false, ""},
-		{"gzip json", gzOf([]byte(`{"traceEvents":[{"ph":"X"}]}`)), FormatGzip, false, false, ""},
-		{"gzip of truncated json", gzOf([]byte(`{"traceEvents":[{"ph":"X"`)), FormatGzip, false, true, "byte offset 25: unexpected end of input"},
-		{"gzip of json not a trace", gzOf([]byte(`[[[[]]]]`)), FormatGzip, false, true, "expected an event object"},
+		{"gzip json", testkit.Gzip([]byte(`{"traceEvents":[{"ph":"X"}]}`)), FormatGzip, false, false, ""},
+		{"gzip of truncated json", testkit.Gzip([]byte(`{"traceEvents":[{"ph":"X"`)), FormatGzip, false, true, "byte offset 25: unexpected end of input"},
+		{"gzip of json not a trace", testkit.Gzip([]byte(`[[[[]]]]`)), FormatGzip, false, true, "expected an event object"},
 		{"tar", tarOfSizes(map[string]int{"r0.json": 10}), FormatTar, false, false, ""},
-		{"tar.gz", gzOf(tarOfSizes(map[string]int{"r0.json": 10})), FormatTarGz, false, false, ""},
-		{"gzip over the limit", gzOf(big), FormatGzip, true, true, "more than 1048576 bytes"},
+		{"tar.gz", testkit.Gzip(tarOfSizes(map[string]int{"r0.json": 10})), FormatTarGz, false, false, ""},
+		{"gzip over the limit", testkit.Gzip(big), FormatGzip, true, true, "more than 1048576 bytes"},
 		{"tar over the limit", tarOfSizes(map[string]int{"a.json": 600 << 10, "b.json": 600 << 10}), FormatTar, true, true, "add up to more than"},
 		{"tar with ..", tarOfSizes(map[string]int{"../a.json": 1}), FormatTar, false, true, "climbs out"},
 		{"html", []byte("<html>"), FormatJSON, false, true, "expected '{' at byte offset 0"},
-		{"truncated gzip", gzOf([]byte(`{"a":1}`))[:15], FormatGzip, false, true, "truncated gzip"},
+		{"truncated gzip", testkit.Gzip([]byte(`{"a":1}`))[:15], FormatGzip, false, true, "truncated gzip"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,8 +94,8 @@ func TestCheck(t *testing.T) {
 func TestCheckRatio(t *testing.T) {
 	lim := Limits{MaxUncompressedBytes: 1 << 40, MaxRatio: 200}
 	var buf bytes.Buffer
-	buf.Write(gzOf([]byte(`{"traceEvents":[{"name":"`)))
-	member := gzOf(make([]byte, 1<<20))
+	buf.Write(testkit.Gzip([]byte(`{"traceEvents":[{"name":"`)))
+	member := testkit.Gzip(make([]byte, 1<<20))
 	for range 512 { // 512 MiB of zeros in multistream gzip
 		buf.Write(member)
 	}
@@ -178,7 +169,7 @@ func writeZip(t *testing.T, members map[string][]byte) string {
 func TestCheckArchiveLimits(t *testing.T) {
 	lim := Limits{MaxUncompressedBytes: 1 << 40, MaxRatio: 200, MaxMembers: 4}
 	zeros := append([]byte(`{"traceEvents":[`), make([]byte, 300<<20)...) // deflates about 1000x
-	gzBomb := gzOf(zeros)
+	gzBomb := testkit.Gzip(zeros)
 	small := []byte(`{"traceEvents": []}`)
 	many := map[string][]byte{}
 	manyTar := map[string]int{}
@@ -206,7 +197,7 @@ func TestCheckArchiveLimits(t *testing.T) {
 		{name: "zip of many files", zip: many, msg: "more than 4 files"},
 		{name: "tar ok", tar: tarOfSizes(map[string]int{"r0.json": 10})},
 		{name: "tar holding a gzip bomb", tar: tarBomb, msg: "gzip bomb"},
-		{name: "tar.gz holding a gzip bomb", tar: gzOf(tarBomb), msg: "gzip bomb"},
+		{name: "tar.gz holding a gzip bomb", tar: testkit.Gzip(tarBomb), msg: "gzip bomb"},
 		{name: "tar of many files", tar: tarOfSizes(manyTar), msg: "more than 4 files"},
 	}
 	for _, tc := range tests {

@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"fmt"
+	"kinetoscope/internal/testkit"
 	"os"
 	"path/filepath"
 	"testing"
@@ -52,7 +53,7 @@ func archiveOf(kind uint8, data []byte) []byte {
 	}
 	finish()
 	if kind%4 == 1 {
-		return gzOf(buf.Bytes())
+		return testkit.Gzip(buf.Bytes())
 	}
 	return buf.Bytes()
 }
@@ -62,7 +63,7 @@ func memberOf(i int, chunk []byte) (string, byte, []byte) {
 	body := chunk[1:]
 	switch chunk[0] % 8 {
 	case 1:
-		return fmt.Sprintf("prof/rank%d.pt.trace.json.gz", i), tar.TypeReg, gzOf(body)
+		return fmt.Sprintf("prof/rank%d.pt.trace.json.gz", i), tar.TypeReg, testkit.Gzip(body)
 	case 2:
 		return fmt.Sprintf("prof/capture_traces/rank%d.json", i), tar.TypeReg, body
 	case 3:

@@ -1,9 +1,6 @@
 package ingest
 
 import (
-	"bytes"
-	"compress/gzip"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -48,20 +45,4 @@ func realTraces(t testing.TB, variant string) []string {
 }
 
 // gunzipFile returns the JSON text of a gzipped trace file.
-func gunzipFile(t testing.TB, path string) []byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if _, err := b.ReadFrom(zr); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
+func gunzipFile(t testing.TB, path string) []byte { return testkit.Gunzip(t, path) }

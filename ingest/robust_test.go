@@ -1,10 +1,9 @@
 package ingest
 
 import (
-	"bytes"
-	"compress/gzip"
 	"fmt"
 	"io"
+	"kinetoscope/internal/testkit"
 	"runtime"
 	"strings"
 	"testing"
@@ -131,13 +130,7 @@ func checkOutcome(t *testing.T, tr *Trace, err error, wantErr, warning string, g
 }
 
 // gz returns s gzip-compressed.
-func gz(s string) string {
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	zw.Write([]byte(s))
-	zw.Close()
-	return b.String()
-}
+func gz(s string) string { return string(testkit.Gzip([]byte(s))) }
 
 // withDist returns a trace with one kernel and the distributedInfo di.
 func withDist(di string) func() io.Reader {
