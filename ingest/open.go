@@ -194,6 +194,7 @@ const maxFilesAtOnce = 8
 // time.
 func (c *collector) readFiles(found []dirEntry, workers int) {
 	opt := c.opt
+	opt.filesAtOnce = min(workers, countRead(found))
 	if workers > 1 && opt.Progress != nil {
 		var mu sync.Mutex
 		progress := opt.Progress
@@ -219,6 +220,17 @@ func (c *collector) readFiles(found []dirEntry, workers int) {
 	}
 	close(next)
 	wg.Wait()
+}
+
+// countRead returns the number of entries of found to read.
+func countRead(found []dirEntry) int {
+	n := 0
+	for _, e := range found {
+		if e.read {
+			n++
+		}
+	}
+	return n
 }
 
 // file reads one local file: an archive or a trace.

@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"sync/atomic"
-
-	"github.com/klauspost/compress/gzip"
 )
 
 // ErrNotTrace is wrapped by errors for input that is JSON but not a trace.
@@ -73,7 +71,7 @@ func readTrace(r io.Reader, path string, size int64, opt Options, bs int) (*Trac
 	var src io.Reader = br
 	gz := isGzip(head)
 	if gz {
-		zr, err := gzip.NewReader(br)
+		zr, err := openGzip(r, br, cr, size, opt, opt.filesAtOnce)
 		if err != nil {
 			return nil, fmt.Errorf("gzip header: %w", err)
 		}

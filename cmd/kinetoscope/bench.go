@@ -23,7 +23,7 @@ import (
 
 const benchUsage = `usage: kinetoscope bench FILE [--runs N] [--no-python] [--json]
                          [--repeat N [--layout kineto|compact] [--out F] [--build-only]]
-                         [--procs] [--analyze]
+                         [--procs] [--analyze] [--parallel [--gzip-workers N]]
 
 Measures ingest of one trace file (uncompressed MB/s, events/s, bytes
 retained per kept event, peak RSS) and, in the same run, two baselines:
@@ -44,6 +44,10 @@ file (removed after). --build-only stops after writing it.
 --procs adds whole-process runs: gunzip and ingest, each in a fresh process
 of this binary, --runs times alternating; the medians are compared.
 --analyze adds 'kinetoscope analyze --format json' of the file to them.
+--parallel adds the parallel gzip reader (internal/pgzip, --gzip-workers
+goroutines, default every core but one and at least two) to the same
+runs: it alone to io.Discard, and ingest with it against ingest with
+klauspost's reader; with --procs, its whole-process gunzip too.
 FILE may be a profile directory: gunzip then decompresses its trace files
 one after another (the baseline for reading the ranks), ingest and analyze
 read the directory. --phase gunzip|ingest|analyze --cpuprofile F runs one
@@ -76,22 +80,23 @@ type benchPhase struct {
 
 // benchResult is the bench JSON output.
 type benchResult struct {
-	File              string      `json:"file"`
-	Bytes             int64       `json:"bytes"`
-	UncompressedBytes int64       `json:"uncompressed_bytes"`
-	Events            int64       `json:"events"`
-	PythonFunctions   int64       `json:"python_functions"`
-	KeptEvents        int64       `json:"kept_events"`
-	RetainedBytes     int64       `json:"retained_bytes"`
-	BytesPerKept      float64     `json:"retained_bytes_per_kept_event"`
-	Gunzip            benchPhase  `json:"gunzip"`
-	Ingest            benchPhase  `json:"ingest"`
-	Python            *benchPhase `json:"python_json_load,omitempty"`
-	SpeedVsGunzip     float64     `json:"ingest_speed_vs_gunzip"`
-	CPUVsGunzip       float64     `json:"ingest_cpu_vs_gunzip"` // gunzip CPU seconds / ingest CPU seconds
-	SpeedupVsPython   float64     `json:"ingest_speedup_vs_python,omitempty"`
-	RSSVsJSONSize     float64     `json:"ingest_peak_rss_vs_uncompressed"`
-	Procs             *procResult `json:"whole_process,omitempty"`
+	File              string          `json:"file"`
+	Bytes             int64           `json:"bytes"`
+	UncompressedBytes int64           `json:"uncompressed_bytes"`
+	Events            int64           `json:"events"`
+	PythonFunctions   int64           `json:"python_functions"`
+	KeptEvents        int64           `json:"kept_events"`
+	RetainedBytes     int64           `json:"retained_bytes"`
+	BytesPerKept      float64         `json:"retained_bytes_per_kept_event"`
+	Gunzip            benchPhase      `json:"gunzip"`
+	Ingest            benchPhase      `json:"ingest"`
+	Python            *benchPhase     `json:"python_json_load,omitempty"`
+	SpeedVsGunzip     float64         `json:"ingest_speed_vs_gunzip"`
+	CPUVsGunzip       float64         `json:"ingest_cpu_vs_gunzip"` // gunzip CPU seconds / ingest CPU seconds
+	SpeedupVsPython   float64         `json:"ingest_speedup_vs_python,omitempty"`
+	RSSVsJSONSize     float64         `json:"ingest_peak_rss_vs_uncompressed"`
+	Procs             *procResult     `json:"whole_process,omitempty"`
+	Parallel          *parallelResult `json:"parallel_gzip,omitempty"`
 }
 
 // benchArgs are the bench flags.
@@ -107,6 +112,8 @@ type benchArgs struct {
 	build    bool // --build-only
 	procs    bool
 	analyze  bool
+	parallel bool   // --parallel
+	workers  int    // --gzip-workers
 	phase    string // run one phase in this process (for --procs)
 	profile  string // --cpuprofile
 }
@@ -117,7 +124,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if a.phase != "" {
-		return runPhase(a.phase, a.file, a.profile)
+		return runPhase(a.phase, a.file, a.profile, benchWorkers(a.workers))
 	}
 	if a.repeat > 0 {
 		built, cleanup, err := buildForBench(a, stderr)
@@ -128,6 +135,16 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		a.file = built
 	}
 	res := benchResult{File: a.file}
+	// Whole processes first: a child's peak RSS (getrusage) counts the
+	// parent's at the fork, small while nothing is measured in it yet.
+	if a.procs || a.analyze {
+		if res.Procs, err = processRuns(a); err != nil {
+			return err
+		}
+	}
+	if a.parallel {
+		res.Parallel = &parallelResult{Workers: benchWorkers(a.workers)}
+	}
 	for run := range a.runs {
 		g, err := measure(func() error { return gunzipAll(a.file, &res) })
 		if err != nil {
@@ -141,10 +158,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		res.Ingest.best(in, run == 0)
 		res.Gunzip.PeakRSS = max(res.Gunzip.PeakRSS, g.PeakRSS)
 		res.Ingest.PeakRSS = max(res.Ingest.PeakRSS, in.PeakRSS)
-	}
-	if a.procs || a.analyze {
-		if res.Procs, err = processRuns(a); err != nil {
-			return err
+		if res.Parallel != nil {
+			if err := res.Parallel.measure(a.file, run == 0); err != nil {
+				return err
+			}
 		}
 	}
 	if !a.noPython {
@@ -189,6 +206,8 @@ func parseBenchArgs(args []string, stderr io.Writer) (benchArgs, error) {
 	fs.BoolVar(&a.build, "build-only", false, "only build the trace (with --repeat and --out)")
 	fs.BoolVar(&a.procs, "procs", false, "also time gunzip and ingest as whole processes (median of --runs)")
 	fs.BoolVar(&a.analyze, "analyze", false, "also time 'analyze --format json' as a whole process")
+	fs.BoolVar(&a.parallel, "parallel", false, "also time the parallel gzip reader and ingest with it")
+	fs.IntVar(&a.workers, "gzip-workers", 0, "goroutines of the parallel gzip reader (0: every core but one, at least 2)")
 	fs.StringVar(&a.profile, "cpuprofile", "", "write a CPU profile of the ingest runs to this file")
 	fs.StringVar(&a.phase, "phase", "", "internal: run one phase (gunzip, ingest) once in this process")
 	var files []string
@@ -352,6 +371,9 @@ func (r *benchResult) finish() {
 	if r.KeptEvents > 0 {
 		r.BytesPerKept = float64(r.RetainedBytes) / float64(r.KeptEvents)
 	}
+	if r.Parallel != nil {
+		r.Parallel.finish(r)
+	}
 }
 
 // write prints the result as a table with the ratios.
@@ -384,6 +406,9 @@ func (r *benchResult) write(w io.Writer) {
 		fmt.Fprintf(w, " (python: %.2fx)", float64(r.Python.PeakRSS)/float64(r.UncompressedBytes))
 	}
 	fmt.Fprintf(w, "\nretained: %.1f bytes per kept event (%.1f MB)\n", r.BytesPerKept, float64(r.RetainedBytes)/1e6)
+	if r.Parallel != nil {
+		r.Parallel.write(w)
+	}
 	if r.Procs != nil {
 		r.Procs.write(w)
 	}

@@ -149,6 +149,24 @@ func TestBenchProcs(t *testing.T) {
 		p.Ingest.VsGunzip <= 0 || p.Analyze.PeakRSS <= 0 {
 		t.Errorf("whole-process runs: %+v", r.Procs)
 	}
+	out, err = exec.Command(bin, "bench", path, "--runs", "1", "--no-python", "--procs", "--analyze", "--parallel", "--gzip-workers", "2", "--json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = benchResult{}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatal(err)
+	}
+	p := r.Procs
+	if p == nil || r.Parallel == nil {
+		t.Fatalf("--parallel: %s", out)
+	}
+	for name, ph := range map[string]*procPhase{"parallel gunzip": p.PGunzip, "ingest klauspost": p.IngestSeq,
+		"analyze klauspost": p.AnalyzeSeq, "analyze parallel": p.AnalyzePar} {
+		if ph == nil || ph.Median <= 0 || ph.VsGunzip <= 0 {
+			t.Errorf("--parallel whole-process %s: %+v", name, ph)
+		}
+	}
 }
 
 // TestBenchDirectory checks the phases on a profile directory: gunzip and
@@ -197,11 +215,11 @@ func TestBenchDirectory(t *testing.T) {
 		}
 	}
 	for _, phase := range []string{"analyze", "ingest", "gunzip"} {
-		if err := runPhase(phase, dir, ""); err != nil {
+		if err := runPhase(phase, dir, "", 2); err != nil {
 			t.Errorf("--phase %s on a directory: %v", phase, err)
 		}
 	}
-	if err := runPhase("nope", dir, ""); err == nil {
+	if err := runPhase("nope", dir, "", 2); err == nil {
 		t.Error("--phase nope: no error")
 	}
 }

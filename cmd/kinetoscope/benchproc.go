@@ -30,12 +30,19 @@ type procResult struct {
 	Runs    int        `json:"runs"`
 	Gunzip  procPhase  `json:"gunzip"`
 	Ingest  *procPhase `json:"ingest,omitempty"`
-	Analyze *procPhase `json:"analyze,omitempty"`
+	PGunzip *procPhase `json:"parallel_gunzip,omitempty"`
+	// IngestSeq and AnalyzeSeq read with klauspost's reader whatever
+	// the cores, AnalyzePar with the parallel one (--parallel).
+	IngestSeq  *procPhase `json:"ingest_klauspost,omitempty"`
+	AnalyzeSeq *procPhase `json:"analyze_klauspost,omitempty"`
+	AnalyzePar *procPhase `json:"analyze_parallel,omitempty"`
+	Analyze    *procPhase `json:"analyze,omitempty"`
 }
 
 // runPhase runs one phase once in this process, for a parent's --procs,
-// with a CPU profile written to profile when it is not "".
-func runPhase(phase, file, profile string) error {
+// with a CPU profile written to profile when it is not ""; the parallel
+// phases use workers goroutines.
+func runPhase(phase, file, profile string, workers int) error {
 	var res benchResult
 	var run func() error
 	switch phase {
@@ -45,8 +52,22 @@ func runPhase(phase, file, profile string) error {
 		run = func() error { return ingestOnce(file, &res) }
 	case "analyze":
 		run = func() error { return analyzeOnce(file) }
+	case "pgunzip":
+		run = func() error { _, err := parallelGunzip(file, workers); return err }
+	case "ingest-klauspost":
+		run = func() error { return ingestWith(file, 1) }
+	case "ingest-parallel":
+		run = func() error { return ingestWith(file, workers) }
+	case "analyze-klauspost":
+		run = func() error { return analyzeWith(file, 1, io.Discard) }
+	case "analyze-parallel":
+		run = func() error { return analyzeWith(file, workers, io.Discard) }
+	case "report-klauspost":
+		run = func() error { return analyzeWith(file, 1, os.Stdout) }
+	case "report-parallel":
+		run = func() error { return analyzeWith(file, workers, os.Stdout) }
 	default:
-		return fmt.Errorf("--phase %q: want gunzip, ingest or analyze", phase)
+		return fmt.Errorf("--phase %q: want gunzip, ingest, analyze, pgunzip, ingest-klauspost, ingest-parallel, analyze-klauspost, analyze-parallel, report-klauspost or report-parallel", phase)
 	}
 	if profile == "" {
 		return run()
@@ -89,6 +110,17 @@ func processRuns(a benchArgs) (*procResult, error) {
 	if a.procs {
 		r.Ingest = &procPhase{}
 		jobs = append(jobs, job{r.Ingest, []string{"bench", "--phase", "ingest", a.file}})
+	}
+	workers := fmt.Sprint(benchWorkers(a.workers))
+	if a.procs && a.parallel {
+		r.PGunzip, r.IngestSeq = &procPhase{}, &procPhase{}
+		jobs = append(jobs, job{r.PGunzip, []string{"bench", "--phase", "pgunzip", "--gzip-workers", workers, a.file}},
+			job{r.IngestSeq, []string{"bench", "--phase", "ingest-klauspost", a.file}})
+	}
+	if a.analyze && a.parallel {
+		r.AnalyzeSeq, r.AnalyzePar = &procPhase{}, &procPhase{}
+		jobs = append(jobs, job{r.AnalyzeSeq, []string{"bench", "--phase", "analyze-klauspost", a.file}},
+			job{r.AnalyzePar, []string{"bench", "--phase", "analyze-parallel", "--gzip-workers", workers, a.file}})
 	}
 	if a.analyze {
 		r.Analyze = &procPhase{}
@@ -197,5 +229,9 @@ func (r *procResult) write(w io.Writer) {
 	}
 	row("gunzip", &r.Gunzip)
 	row("ingest", r.Ingest)
+	row("ingest, klauspost gzip", r.IngestSeq)
+	row("parallel gunzip", r.PGunzip)
+	row("analyze, klauspost gzip", r.AnalyzeSeq)
+	row("analyze, parallel gzip", r.AnalyzePar)
 	row("analyze --format json", r.Analyze)
 }

@@ -1,0 +1,87 @@
+package ingest
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"runtime"
+
+	"github.com/klauspost/compress/gzip"
+
+	"kinetoscope/internal/pgzip"
+)
+
+const (
+	// minParallelGzip is the smallest gzip file decompressed on several
+	// cores: below it klauspost's reader is done before the workers
+	// would pay for themselves.
+	minParallelGzip = 4 << 20
+	// maxParallelGzip is the largest: the parallel reader holds the
+	// compressed file in memory.
+	maxParallelGzip = 1 << 30
+)
+
+// gzipWorkers is the one decision of how a gzip file of size compressed
+// bytes is decompressed: the number of decoding goroutines of the
+// parallel reader, or 1 for klauspost's reader. opt.GzipWorkers decides
+// where set; otherwise a large file (size known) on more than two cores
+// gets every core but one (the parser's), shared among the files read at
+// once (sharing: at least 1).
+func gzipWorkers(size int64, opt Options, sharing int) int {
+	if opt.GzipWorkers != 0 {
+		return max(opt.GzipWorkers, 1)
+	}
+	cores := runtime.GOMAXPROCS(0) / max(sharing, 1)
+	if cores <= 2 || size < minParallelGzip || size > maxParallelGzip {
+		return 1
+	}
+	return cores - 1
+}
+
+// openGzip returns the decompressed stream of the gzip file read by br
+// (over cr, over r): klauspost's reader, or the parallel reader of
+// internal/pgzip where gzipWorkers says so and r can be read at offsets.
+// The parallel reader reads the whole file into memory first and keeps
+// cr's count at the compressed bytes decoded so far.
+func openGzip(r io.Reader, br *bufio.Reader, cr *countingReader, size int64, opt Options, sharing int) (io.ReadCloser, error) {
+	ra, ok := r.(io.ReaderAt)
+	n := gzipWorkers(size, opt, sharing)
+	if !ok || n <= 1 || size <= 0 {
+		return gzip.NewReader(br)
+	}
+	in := make([]byte, size)
+	if k, err := ra.ReadAt(in, 0); k < len(in) {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("reading %d bytes: %w", size, err)
+	}
+	zr, err := pgzip.NewReader(in, pgzip.Options{Workers: n})
+	if err != nil {
+		return nil, err
+	}
+	cr.n.Store(0)
+	return &parallelGzip{r: zr, cr: cr, size: size}, nil
+}
+
+// parallelGzip reads a pgzip.Reader, counting the compressed bytes
+// decoded in cr as klauspost's reader over cr would.
+type parallelGzip struct {
+	r    *pgzip.Reader
+	cr   *countingReader
+	size int64
+}
+
+// Read implements io.Reader.
+func (p *parallelGzip) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if err != nil { // klauspost's reader has read the file to its end too
+		p.cr.n.Store(p.size)
+	} else {
+		p.cr.n.Store(p.r.InputOffset())
+	}
+	return n, err
+}
+
+// Close stops the decoding goroutines.
+func (p *parallelGzip) Close() error { return p.r.Close() }
