@@ -37,6 +37,9 @@ type Options struct {
 	// (nccl-tests' bus bandwidth convention: NVLink 4 is 450, half its
 	// 900 GB/s both ways). Empty: the link the GPU name tells, if any.
 	Link string
+	// LaunchGapUS is the longest gap after an early launch that the step
+	// account calls a launch gap (0: DefaultLaunchGapUS, 30 us).
+	LaunchGapUS float64
 	// OtherThreshold is the share of decode kernel time (percent) left in
 	// bucket Other above which the headline says the rules miss kernels;
 	// 0: DefaultOtherThreshold.
@@ -74,12 +77,14 @@ func Analyze(set *ingest.Set, opt Options) (*Report, error) {
 	wg.Wait()
 	r.Warnings = setWarnings(set)
 	a := alignRanks(r, traces, passes)
+	addRankAccounts(r, passes, a, opt)
 	r.Bandwidth = collectiveBandwidth(r, passes, a, link)
 	for _, t := range traces {
 		r.Synthetic = r.Synthetic || synthetic(t)
 	}
 	r.Headline = headline(r.Ranks)
 	finishHeadline(r, traces)
+	r.WhatIf = whatIfs(r)
 	r.Checks = checkData(r, passes, a, opt)
 	return r, nil
 }

@@ -171,6 +171,7 @@ func WithLink(r *Report, link string) (*Report, error) {
 	b.holdAgainst(peak, r.Ranks)
 	out := *r
 	out.Bandwidth = &b
+	out.WhatIf = whatIfs(&out) // the link-peak estimate reads the peak
 	return &out, nil
 }
 

@@ -206,6 +206,7 @@ func finishHeadline(r *Report, traces []*ingest.Trace) {
 	if diverge(per) {
 		h.PerRank = per
 	}
+	h.Account = headlineAccount(r.Ranks, get)
 	if problem := stepProblem(r, get); problem != "" {
 		h.Problem, h.Fix = problem, stepFix(traces)
 	}

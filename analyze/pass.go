@@ -34,6 +34,7 @@ type rankPass struct {
 	source, evidence string
 
 	stepOf   []int32 // per GPU event; -1 outside every step
+	launchAt []int32 // per GPU event: its launch's index in Trace.Launches, -1 when absent
 	bucketOf []uint8 // per GPU event
 	steps    []stepAcc
 	outside  stepAcc
@@ -42,7 +43,10 @@ type rankPass struct {
 	// of its cudaGraphLaunch.
 	replayStart map[int32]int64
 	noLaunch    int // GPU events whose launch is not in the trace
-	lastGEMM    map[int64]int64
+	// off and order list each step's GPU events: those of step s are
+	// order[off[s]:off[s+1]], in trace order.
+	off, order []int32
+	lastGEMM   map[int64]int64
 	// checks are the rank's checks; overlapNS the same-stream overlap per
 	// step they found.
 	checks    RankChecks
@@ -94,13 +98,19 @@ func (p *rankPass) assign() {
 	t := p.t
 	n := t.GPU.Len()
 	p.stepOf = make([]int32, n)
+	p.launchAt = make([]int32, n)
 	p.bucketOf = make([]uint8, n)
 	p.delays = make([]int64, 0, n)
 	p.replayStart = make(map[int32]int64)
 	isGraph := make(map[ingest.StrID]bool)
 	hint := 0
 	for i, ev := range t.GPU.All() {
-		l := p.launchOf(ev)
+		j := p.li.find(ev.Correlation)
+		p.launchAt[i] = j
+		var l *ingest.Launch
+		if j >= 0 {
+			l = t.Launches.At(int(j))
+		}
 		ts := ev.Start
 		if l == nil {
 			p.noLaunch++
@@ -121,7 +131,6 @@ func (p *rankPass) assign() {
 		case !graphLaunch(t, l, isGraph):
 			p.delays = append(p.delays, ev.Start-l.Start)
 		default:
-			j := p.li.find(ev.Correlation)
 			if v, ok := p.replayStart[j]; !ok || ev.Start < v {
 				p.replayStart[j] = ev.Start
 			}
@@ -246,6 +255,7 @@ func (p *rankPass) busy() {
 			next[s]++
 		}
 	}
+	p.off, p.order = off, order
 	var buf []interval
 	for s := range ns {
 		buf = buf[:0]

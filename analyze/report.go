@@ -20,7 +20,13 @@ type Report struct {
 	Bandwidth *Bandwidth `json:"bandwidth,omitempty"`
 	// Headline is the finding a user wants first, from the decode steps.
 	Headline *Headline `json:"headline,omitempty"`
-	Warnings []string  `json:"warnings,omitempty"`
+	// Account holds the thresholds every step's account was made with.
+	Account *AccountOptions `json:"account,omitempty"`
+	// WhatIf estimates the headline phase's step under assumptions
+	// (collectives at the link's peak, no rank waiting, the host never
+	// late), from the step-time account; estimates, not measurements.
+	WhatIf   []WhatIf `json:"what_if,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 	// Checks are the checks of the data itself: impossible timing, kernels
 	// the rules miss, lost or cut-off events, clocks across ranks.
 	Checks *Checks `json:"checks,omitempty"`
@@ -93,6 +99,9 @@ type Step struct {
 	// Comm is the step's transfer/wait split; nil unless collectives were
 	// aligned across ranks.
 	Comm *Comm `json:"comm,omitempty"`
+	// Account splits the span into parts that add up to it; nil for a
+	// step with no GPU work.
+	Account *Account `json:"account,omitempty"`
 	// OverlapUS is the kernel time counted twice because GPU events
 	// overlap the previous event on their stream (TimingCheck): KernelUS
 	// holds it, BusyUS does not.
@@ -122,6 +131,8 @@ type Phase struct {
 	KernelPerStepUS float64                  `json:"kernel_per_step_us"`
 	Buckets         map[BucketID]BucketShare `json:"buckets"`
 	Comm            *Comm                    `json:"comm,omitempty"`
+	// Account is the mean account of the phase's steps.
+	Account *Account `json:"account,omitempty"`
 }
 
 // BucketShare is one bucket over the steps of a phase.
@@ -197,6 +208,10 @@ type Headline struct {
 	// the ranks, so that a raw share inflated by waiting is not read as
 	// transfer.
 	Comm *HeadlineComm `json:"comm,omitempty"`
+	// Account is the step-time account behind the headline: the largest
+	// part of the slowest rank's step, per rank where ranks diverge, and
+	// whom each waiting rank waits for; nil when no step has an account.
+	Account *HeadlineAccount `json:"account,omitempty"`
 	// Problem says why the step split looks wrong; Fix what to do.
 	Problem string `json:"problem,omitempty"`
 	Fix     string `json:"fix,omitempty"`

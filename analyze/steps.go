@@ -32,8 +32,8 @@ const (
 	// SourceRunnerMarks is vLLM's per-step runner marks (preprocess,
 	// forward, sample, ...) when no annotation marks the step itself.
 	SourceRunnerMarks = "phase_annotations"
-	SourceSGLang     = "sglang"
-	SourceInferred   = "inferred"
+	SourceSGLang      = "sglang"
+	SourceInferred    = "inferred"
 )
 
 // stepMark is the start of one step as found on the CPU side.

@@ -96,6 +96,12 @@ func checkCharts(t *testing.T, set *ingest.Set, r *analyze.Report) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		texts := testkit.MustSVGText(t, svg)
+		if name == "steptime" {
+			if h := r.Headline; h != nil && h.Account != nil && !strings.Contains(texts, render.PartLegend(h.Account.Part)) {
+				t.Errorf("steptime: no largest part %q in\n%s", h.Account.Part, texts)
+			}
+			continue
+		}
 		if name != "timeline" && name != "bandwidth" && name != "layers" && !strings.Contains(texts, head) {
 			t.Errorf("%s: no headline bucket %q in\n%s", name, head, texts)
 		}

@@ -58,6 +58,8 @@ func Formats() []Format {
 			render.WriteLayersCSV, nil},
 		{"csv-slots", "one row per rank, phase and position in the layer: kernel, grid, block, duration", typeCSV,
 			render.WriteSlotsCSV, nil},
+		{"csv-account", "one row per rank, step (and phase mean) and part of the step-time account; a step's parts add up to its span", typeCSV,
+			render.WriteAccountCSV, nil},
 	}
 }
 
@@ -182,8 +184,12 @@ func ChartKinds() []ChartKind {
 			draw: (*Run).timeline},
 		{Name: "bandwidth", Summary: "collective bus bandwidth per message size, against the link's peak", Input: FromReport,
 			draw: func(run *Run, req ChartRequest) ([]byte, error) { return render.Bandwidth(run.Report, req.Format) }},
+		{Name: "steptime", Summary: "per rank, the step's span by part of the step-time account: compute, memory, transfer, wait, GPU idle by cause", Input: FromReport,
+			draw: func(run *Run, req ChartRequest) ([]byte, error) { return render.StepTime(run.Report, req.Format) }},
 		{Name: "diff", Summary: "base vs head ms per step by bucket, with the delta", Input: FromDiff,
 			drawDiff: render.Diff},
+		{Name: "diff-steptime", Summary: "base vs head, per rank, the step's span by part of the step-time account", Input: FromDiff,
+			drawDiff: render.DiffStepTime},
 	}
 }
 

@@ -21,6 +21,13 @@ func diffBlocks(d *diff.Diff) []block {
 		{Heading: "Buckets, per " + diffStepWord(d) + ", largest change first", Level: 2},
 		{Table: diffBucketTable(d)},
 	}
+	if d.Account != nil {
+		bs = append(bs, block{Heading: "Step-time account, per " + diffStepWord(d) + ", largest change first", Level: 2},
+			block{Table: diffAccountTable(d.Account)})
+		if t := diffRankAccountTable(d); t != nil {
+			bs = append(bs, block{Heading: "Step-time account by rank, ms per " + diffStepWord(d), Level: 2}, block{Table: t})
+		}
+	}
 	if d.Comm != nil {
 		bs = append(bs, block{Heading: "Communication: transfer vs wait, per step", Level: 2},
 			block{Table: diffCommTable(d.Comm)})

@@ -34,6 +34,7 @@ func reportBlocks(r *analyze.Report) []block {
 		bs = append(bs, block{Heading: "Ranks side by side", Level: 2})
 		bs = append(bs, block{Table: ranksTable(r)})
 	}
+	bs = append(bs, accountBlocks(r)...)
 	bs = append(bs, collectiveBlocks(r)...)
 	bs = append(bs, bandwidthBlocks(r)...)
 	for i := range r.Ranks {
@@ -68,8 +69,12 @@ func HeadlineText(r *analyze.Report) string {
 	if h.Phase == "all" || h.Phase == "" {
 		phase, steps, lead = "", "step", "Step"
 	}
-	text := fmt.Sprintf("%s %s ms (p50 %s ms), GPU busy %s; %s leads %skernel time: %s, %s ms/step, %s calls/step",
-		lead, ms(h.SpanMeanUS), ms(h.SpanP50US), headlineBusyText(h), label, phase, pct(h.ShareOfKernel),
+	acct, sep := AccountLeadText(h), ", "
+	if acct != "" {
+		sep = "; "
+	}
+	text := fmt.Sprintf("%s %s ms (p50 %s ms)%s%sGPU busy %s; %s leads %skernel time: %s, %s ms/step, %s calls/step",
+		lead, ms(h.SpanMeanUS), ms(h.SpanP50US), acct, sep, headlineBusyText(h), label, phase, pct(h.ShareOfKernel),
 		ms(h.USPerStep), count(h.CallsPerStep))
 	text += headlineBandwidthText(r)
 	text += headlineCommText(h)
@@ -79,6 +84,7 @@ func HeadlineText(r *analyze.Report) string {
 		if o.MedianSpanUS > 0 && o.SpanUS > o.MedianSpanUS {
 			text += fmt.Sprintf(" (%.0fx the median step)", o.SpanUS/o.MedianSpanUS)
 		}
+		text += outlierPartText(r, o)
 	}
 	return text + CaveatText(h)
 }

@@ -24,6 +24,14 @@ func RealStyles() []string {
 		"profilerstep", "profilerstep_vllm", "bare_eager", "bare_cudagraph", "moe", "moe_sync"}
 }
 
+// RealAccount returns the directories of sampletraces/real made for the
+// step-time account (TP1 on one H200, execute_model marks, eager): a pair
+// whose kernels are the same and whose host stalls differ, and a trace
+// with a .item() and a host sleep inside every step.
+func RealAccount() []string {
+	return []string{"pair_eager", "pair_host_delay", "host_sync_item"}
+}
+
 // RepoRoot walks up from the working directory to the directory holding
 // go.mod (the repository root).
 func RepoRoot() (string, error) {

@@ -58,6 +58,8 @@ func compare(base, head *analyze.Report, opt Options) (*Diff, error) {
 		d.Warnings = append(d.Warnings, "kernel figures cover the decode steps when a run has any, else all steps")
 	}
 	d.Comm = compareComm(b.samples, h.samples)
+	d.Account = compareAccount(t, b.samples, h.samples)
+	d.Base.Accounts, d.Head.Accounts = rankAccounts(b.ranks, d.Phase), rankAccounts(h.ranks, d.Phase)
 	d.Bandwidth = compareBandwidth(base, head, d.Phase)
 	d.Layers = compareLayers(t, b.ranks, h.ranks, d.Phase)
 	d.LaunchDelay = compareLaunchDelay(b.ranks, h.ranks)

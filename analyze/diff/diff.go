@@ -42,6 +42,9 @@ type Diff struct {
 	// BucketOrder lists the bucket ids of Buckets, largest |delta_us| first.
 	BucketOrder []analyze.BucketID `json:"bucket_order"`
 	Kernels     Kernels            `json:"kernels"`
+	// Account compares the step-time account part by part; nil unless
+	// every step compared on both sides has one.
+	Account *AccountDiff `json:"account,omitempty"`
 	// Comm compares transfer and wait; nil unless both sides have them
 	// (collectives aligned across ranks).
 	Comm *CommDiff `json:"comm,omitempty"`
@@ -79,6 +82,39 @@ type Side struct {
 	Phases      []string `json:"phases"`       // phases present
 	Devices     []string `json:"devices,omitempty"`
 	WorldSize   int      `json:"world_size"`
+	// Accounts holds each compared rank's mean step-time account over the
+	// steps of Diff.Phase.
+	Accounts []RankAccount `json:"accounts,omitempty"`
+}
+
+// RankAccount is one rank's mean step-time account.
+type RankAccount struct {
+	Rank    int              `json:"rank"`
+	Account *analyze.Account `json:"account"`
+}
+
+// AccountDiff compares the step-time account (analyze.Account) part by
+// part, as means per step (pooled ranks: the mean over the ranks), each
+// change with the noise test of the buckets.
+type AccountDiff struct {
+	// Parts holds every part, in analyze.Account.Parts order.
+	Parts []PartDiff `json:"parts"`
+	// Order lists the names of Parts, largest |delta_us| first.
+	Order []string `json:"order"`
+	// BaseBoundaryUS and HeadBoundaryUS are the step boundary (outside
+	// the span) per step.
+	BaseBoundaryUS float64 `json:"base_boundary_us"`
+	HeadBoundaryUS float64 `json:"head_boundary_us"`
+}
+
+// PartDiff compares one part of the account.
+type PartDiff struct {
+	Name     string  `json:"name"`
+	BaseUS   float64 `json:"base_us"`
+	HeadUS   float64 `json:"head_us"`
+	DeltaUS  float64 `json:"delta_us"`
+	DeltaPct float64 `json:"delta_pct"`
+	Test
 }
 
 // Test is the noise test of one change.

@@ -16,6 +16,11 @@ type sample struct {
 	transfer, wait, commUS   float64
 	hasComm                  bool
 	bucketUS, bucketCalls    map[analyze.BucketID]float64
+	// parts is the step-time account (analyze.Account.Parts, in order)
+	// and boundary its step boundary; parts is nil when a step has no
+	// account.
+	parts    []float64
+	boundary float64
 }
 
 // side is one run reduced to what Compare needs.
@@ -120,6 +125,7 @@ func meanSample(steps []*analyze.Step) sample {
 		bucketCalls: map[analyze.BucketID]float64{},
 	}
 	w := 1 / float64(len(steps))
+	s.parts, s.boundary = meanParts(steps)
 	for _, st := range steps {
 		s.span += w * st.SpanUS
 		s.busy += w * st.BusyUS

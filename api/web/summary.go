@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -84,14 +83,7 @@ func summarize(r *analyze.Report) *runSummary {
 	if h := r.Headline; h != nil && h.Problem != "" {
 		sum.Finding = "steps look wrong: " + h.Problem
 	} else if h != nil {
-		phase := h.Phase + " "
-		if h.Phase == "all" || h.Phase == "" {
-			phase = ""
-		}
-		sum.Finding = fmt.Sprintf("%s %.1f%% of %skernel time, %s/step", h.Label, h.ShareOfKernel, phase, render.MSText(h.USPerStep))
-		if c := h.Comm; c != nil {
-			sum.Finding += fmt.Sprintf("; across ranks: transfer %.1f%% of kernel time net of wait, wait %.1f%% of kernel time", c.TransferShareNetOfWait, c.WaitShare)
-		}
+		sum.Finding = render.FindingText(h)
 	}
 	return sum
 }

@@ -3,7 +3,10 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 
 	"kinetoscope/analyze"
@@ -12,7 +15,7 @@ import (
 
 // analyzeUsage is the analyze command's synopsis.
 func analyzeUsage() string {
-	return `usage: kinetoscope analyze PATH... [--format ` + reportFormatList() + `] [--rules FILE] [--step-regex RE] [--rank N] [--link L]
+	return `usage: kinetoscope analyze PATH... [--format ` + reportFormatList() + `] [--rules FILE] [--step-regex RE] [--rank N] [--link L] [--launch-gap-us US]
 
 Classifies every GPU kernel into buckets (AllReduce, GEMM, attention, ...),
 cuts each rank's trace into engine steps (prefill / decode, CUDA-graph
@@ -73,6 +76,14 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (analyzeArgs, error) {
 	fs.StringVar(&a.opt.RulesFile, "rules", "", "YAML file of classification rules tried before the built-in ones")
 	fs.StringVar(&a.opt.StepRegex, "step-regex", "", "RE2 regex: CPU annotations whose name matches start a step (overrides built-in step markers)")
 	linkFlag(fs, &a.opt.Link)
+	fs.Func("launch-gap-us", fmt.Sprintf("step-time account: the longest GPU gap after an early launch called a launch gap, in us (default %g, HTA's consecutive_kernel_delay)", analyze.DefaultLaunchGapUS), func(s string) error {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v <= 0 || math.IsInf(v, 0) {
+			return fmt.Errorf("want a positive number of microseconds, got %q", s)
+		}
+		a.opt.LaunchGapUS = v
+		return nil
+	})
 	fs.Float64Var(&a.opt.OtherThreshold, "other-threshold", analyze.DefaultOtherThreshold, "percent of decode kernel time left unclassified (bucket Other) above which the headline says the rules miss kernels")
 	fs.Func("rank", "show this rank's sections only (the run is still analysed, and aligned, across every rank)", intFlag(&a.rank))
 	paths, err := parseInterspersed(fs, args)

@@ -47,7 +47,7 @@ rm -rf "$work" && mkdir -p "$work" "$out"
 		nccl_simple) extra=(NCCL_PROTO=Simple) ;;
 		eager | cudagraph) ;;
 		withstack_execute_model | annotated_execute_model | vllm_new_annotations | profilerstep | \
-			profilerstep_vllm | bare_eager | bare_cudagraph | moe | moe_sync)
+			profilerstep_vllm | bare_eager | bare_cudagraph | moe | pair_eager | pair_host_delay | host_sync_item | moe_sync)
 			np=$style_nproc
 			if [ "$np" != 1 ]; then dir=${v}_tp$np; fi
 			;;

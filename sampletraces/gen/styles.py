@@ -83,6 +83,35 @@ STYLES = {
         "marks": "none", "graph": True, "quant": None, "with_stack": False,
         "record_shapes": False, "plan": "fixed", "decode_steps": 15,
     },
+    # Host-side stalls inside the step (issue 24's step-time account): the
+    # same eager decoder, its kernels unchanged, with a stall on the CPU
+    # after a layer of the forward. host_hooks: (layer index, action) pairs
+    # run after that layer's launches; "sleep:MS" sleeps MS ms without
+    # touching the GPU (the GPU drains its queue and idles: host late),
+    # "item" calls .item() on the hidden state (cudaMemcpyAsync D2H and
+    # cudaStreamSynchronize: the thread blocks until the GPU drains), then
+    # the next action runs.
+    "pair_eager": {
+        "what": "an execute_model CPU annotation per step; eager; no stall (the base of the "
+                "pair_host_delay pair)",
+        "marks": "execute_model", "graph": False, "quant": None, "with_stack": False,
+        "record_shapes": False, "plan": "fixed", "decode_steps": 15,
+    },
+    "pair_host_delay": {
+        "what": "as pair_eager, with a 1 ms host sleep after layer 1 of every step's forward (no "
+                "sync): kernels unchanged, the GPU idles while the host is late",
+        "marks": "execute_model", "graph": False, "quant": None, "with_stack": False,
+        "record_shapes": False, "plan": "fixed", "decode_steps": 15,
+        "host_hooks": [(1, "sleep:1.0")],
+    },
+    "host_sync_item": {
+        "what": "as pair_eager, with a .item() on the hidden state after layer 0 followed by a "
+                "0.3 ms host sleep (idle after a host sync), and a 0.6 ms host sleep without sync "
+                "after layer 2 (host late)",
+        "marks": "execute_model", "graph": False, "quant": None, "with_stack": False,
+        "record_shapes": False, "plan": "fixed", "decode_steps": 15,
+        "host_hooks": [(0, "item"), (0, "sleep:0.3"), (2, "sleep:0.6")],
+    },
     "moe": {
         "what": "INT4 MoE decoder: router GEMM, softmax, top-k, token permutation (sort, "
                 "index_copy), per-expert Marlin INT4 GEMMs, un-permute and weighted sum; no marks; eager",

@@ -41,6 +41,8 @@ where, as in vLLM, no collective runs):
   profilerstep_vllm        ProfilerStep#N around vLLM's annotation, CUDA graph, Marlin MLP
   bare_eager, bare_cudagraph  no marks at all
   moe                      INT4 MoE (routing, permutation, per-expert Marlin GEMMs), no marks
+  pair_eager, pair_host_delay, host_sync_item  execute_model marks, eager; host stalls inside the
+                           step (none; a 1 ms sleep; a .item() and sleeps) for the step-time account
   moe_sync                 moe with a host sync per layer (router counts .tolist()), 8 layers
 The INT4 styles call the Marlin kernel (IST-DASLab/marlin) through
 `import marlin`; it is not part of this repository.
@@ -434,6 +436,22 @@ class DecoderLayer(nn.Module):
         return x + self.mlp(self.post_attn_norm(x))
 
 
+def run_host_hooks(layer, x):
+    """The style's host-side stalls after a layer (styles.py: host_hooks); none while capturing."""
+    hooks = (STYLE or {}).get("host_hooks")
+    if not hooks or (DEVICE == "cuda" and torch.cuda.is_current_stream_capturing()):
+        return
+    for li, action in hooks:
+        if li != layer:
+            continue
+        if action == "item":
+            x.float().sum().item()
+        elif action.startswith("sleep:"):
+            time.sleep(float(action.split(":", 1)[1]) / 1e3)
+        else:
+            raise ValueError(f"unknown host hook {action!r}")
+
+
 class TPDecoder(nn.Module):
     """Replicated embedding (no collective), layers, final norm, vocab-parallel lm_head."""
 
@@ -464,8 +482,9 @@ class TPDecoder(nn.Module):
             mask = (self.seq_idx.view(1, -1) <= pos.view(batch, 1)).view(batch, 1, 1, -1)
             dec = (slot, mask, batch)
         x = F.embedding(ids, self.embed_w)
-        for layer in self.layers:
+        for li, layer in enumerate(self.layers):
             x = layer(x, pre, dec)
+            run_host_hooks(li, x)
         x = self.norm(x)
         if pre is None:
             return x
@@ -849,7 +868,10 @@ def build_style_truth(cfg, tp, plan, fn_names, files, windows, timings, marlin_c
             "cuda_graph": bool(STYLE["graph"] and s.kind == "decode"),
             "cuda_graph_launches": 1 if STYLE["graph"] and s.kind == "decode" else 0,
             "marlin_calls": marlin_calls(cfg, s),
-            "device_to_host_copies": 0 if s.kind == "empty" else 1 + host_syncs_per_step(cfg),
+            # the sampled tokens, one more per host sync a step (moe_sync)
+            # and per .item() host hook
+            "device_to_host_copies": 0 if s.kind == "empty" else
+            1 + host_syncs_per_step(cfg) + sum(1 for _, a in STYLE.get("host_hooks", []) if a == "item"),
             "nested_annotations": phase_annotations(s),
             "collectives_per_rank": style_collectives(cfg, tp, s),
             "host_window_ns": {r: w[i] for r, w in windows.items()},
@@ -924,6 +946,7 @@ def build_style_truth(cfg, tp, plan, fn_names, files, windows, timings, marlin_c
         "style": cfg.variant,
         "variant": cfg.variant,
         "what": STYLE["what"],
+        "host_hooks": [{"after_layer": li, "action": a} for li, a in STYLE.get("host_hooks", [])],
         "world_size": tp,
         "tensor_parallel": tp,
         "model": model,
