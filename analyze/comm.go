@@ -72,7 +72,7 @@ func addComm(rk *Rank, p *rankPass, rc *crossrank.RankComm) {
 }
 
 // phaseComm sums the split over the steps of one phase.
-func phaseComm(steps []Step, ph *Phase, phase string) *Comm {
+func phaseComm(steps []Step, ph *PhaseSummary, phase string) *Comm {
 	if ph.Steps == 0 {
 		return nil
 	}

@@ -29,14 +29,14 @@ const (
 // headlinePhase returns the phase the headline describes: decode when any
 // rank has decode steps, else prefill, else mixed, else every step with
 // GPU work ("all").
-func headlinePhase(ranks []Rank) (string, func(*Rank) Phase) {
+func headlinePhase(ranks []Rank) (string, func(*Rank) PhaseSummary) {
 	pick := []struct {
 		name string
-		get  func(*Rank) Phase
+		get  func(*Rank) PhaseSummary
 	}{
-		{PhaseDecode, func(r *Rank) Phase { return r.Decode }},
-		{PhasePrefill, func(r *Rank) Phase { return derefPhase(r.Prefill) }},
-		{PhaseMixed, func(r *Rank) Phase { return derefPhase(r.Mixed) }},
+		{PhaseDecode, func(r *Rank) PhaseSummary { return r.Decode }},
+		{PhasePrefill, func(r *Rank) PhaseSummary { return derefPhase(r.Prefill) }},
+		{PhaseMixed, func(r *Rank) PhaseSummary { return derefPhase(r.Mixed) }},
 	}
 	for _, p := range pick {
 		for i := range ranks {
@@ -45,12 +45,12 @@ func headlinePhase(ranks []Rank) (string, func(*Rank) Phase) {
 			}
 		}
 	}
-	return "all", func(r *Rank) Phase { return Aggregate(r.Steps, isPhase("all")) }
+	return "all", func(r *Rank) PhaseSummary { return Aggregate(r.Steps, isPhase("all")) }
 }
 
-func derefPhase(p *Phase) Phase {
+func derefPhase(p *PhaseSummary) PhaseSummary {
 	if p == nil {
-		return Phase{}
+		return PhaseSummary{}
 	}
 	return *p
 }
@@ -136,8 +136,8 @@ func spanOutlier(ranks []Rank, phase string, median float64) *StepOutlier {
 // sumPhases adds up, over the ranks, the phase get picks: steps, kernel
 // time, and per bucket the time and the per-step means. It returns the sum
 // and the number of ranks with steps in that phase.
-func sumPhases(ranks []Rank, get func(*Rank) Phase) (Phase, int) {
-	sum := Phase{Buckets: make(map[BucketID]BucketShare)}
+func sumPhases(ranks []Rank, get func(*Rank) PhaseSummary) (PhaseSummary, int) {
+	sum := PhaseSummary{Buckets: make(map[BucketID]BucketShare)}
 	nr := 0
 	for i := range ranks {
 		ph := get(&ranks[i])
@@ -235,7 +235,7 @@ func diverge(per []HeadlineRank) bool {
 // and no repetition; communication kernels in the trace but none in the
 // decode steps; decode steps holding almost none of the GPU time; ranks
 // that disagree on the number of steps.
-func stepProblem(r *Report, get func(*Rank) Phase) string {
+func stepProblem(r *Report, get func(*Rank) PhaseSummary) string {
 	var counts []string
 	nsteps := -1
 	disagree := false

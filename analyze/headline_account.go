@@ -54,7 +54,7 @@ type WaitCause struct {
 
 // headlineAccount builds the account behind the headline from the phase get
 // picks on every rank; nil when no rank has an account of it.
-func headlineAccount(ranks []Rank, get func(*Rank) Phase) *HeadlineAccount {
+func headlineAccount(ranks []Rank, get func(*Rank) PhaseSummary) *HeadlineAccount {
 	accounts := make(map[int]*Account)
 	var order []int
 	var slow *Account

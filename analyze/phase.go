@@ -50,8 +50,8 @@ func (p *rankPass) bucketStats(a *stepAcc) map[BucketID]BucketStat {
 // Aggregate sums the steps that keep selects (all of them when keep is
 // nil) into a Phase: totals, span mean/p50/p90, and per bucket the time and
 // calls per step and the shares of kernel time and of span.
-func Aggregate(steps []Step, keep func(*Step) bool) Phase {
-	ph := Phase{Buckets: make(map[BucketID]BucketShare)}
+func Aggregate(steps []Step, keep func(*Step) bool) PhaseSummary {
+	ph := PhaseSummary{Buckets: make(map[BucketID]BucketShare)}
 	var spans []float64
 	for i := range steps {
 		s := &steps[i]

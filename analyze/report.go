@@ -49,11 +49,11 @@ type Rank struct {
 	Steps        []Step `json:"steps"` // in time order
 	// Decode aggregates the decode steps (zero Steps when there are none);
 	// Prefill the prefill steps.
-	Decode  Phase  `json:"decode"`
-	Prefill *Phase `json:"prefill,omitempty"`
+	Decode  PhaseSummary  `json:"decode"`
+	Prefill *PhaseSummary `json:"prefill,omitempty"`
 	// Mixed aggregates the steps that ran prefill and decode requests
 	// together; nil when there are none.
-	Mixed *Phase `json:"mixed,omitempty"`
+	Mixed *PhaseSummary `json:"mixed,omitempty"`
 	// Layers folds each phase's steps into the model's layers (decode,
 	// prefill, mixed, those that fold): per layer and per position in the
 	// layer.
@@ -117,9 +117,10 @@ type BucketStat struct {
 	Count int     `json:"count"`
 }
 
-// Phase aggregates the steps of one phase on one rank. US fields are totals
-// over the steps; the per-step figures are their means.
-type Phase struct {
+// PhaseSummary aggregates the steps of one phase (prefill, decode, mixed)
+// on one rank. US fields are totals over the steps; the per-step figures
+// are their means.
+type PhaseSummary struct {
 	Steps      int     `json:"steps"`
 	KernelUS   float64 `json:"kernel_us"` // as Step's, summed over the steps
 	BusyUS     float64 `json:"busy_us"`

@@ -38,24 +38,24 @@ func profileArchive(t *testing.T, kind string) []byte {
 	}
 	for _, name := range []string{traceRank0, traceRank1} {
 		b, err := os.ReadFile(testkit.Public(t, name))
-		must(t, err)
+		testkit.Must(t, err)
 		if tw != nil {
-			must(t, tw.WriteHeader(&tar.Header{Name: "profile/" + name, Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}))
+			testkit.Must(t, tw.WriteHeader(&tar.Header{Name: "profile/" + name, Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}))
 			tw.Write(b)
 		} else {
 			w, err := zw.Create("profile/" + name)
-			must(t, err)
+			testkit.Must(t, err)
 			w.Write(b)
 		}
 	}
 	if tw != nil {
-		must(t, tw.Close())
+		testkit.Must(t, tw.Close())
 	}
 	if gz != nil {
-		must(t, gz.Close())
+		testkit.Must(t, gz.Close())
 	}
 	if zw != nil {
-		must(t, zw.Close())
+		testkit.Must(t, zw.Close())
 	}
 	return buf.Bytes()
 }
@@ -73,7 +73,7 @@ func TestUploadArchives(t *testing.T) {
 				t.Fatalf("upload: %d %s", code, body)
 			}
 			var c created
-			must(t, json.Unmarshal(body, &c))
+			testkit.Must(t, json.Unmarshal(body, &c))
 			if c.Run.Files[0].Format != tc.kind {
 				t.Errorf("stored kind %q, want %q", c.Run.Files[0].Format, tc.kind)
 			}
@@ -105,14 +105,14 @@ func TestRestartResumesAnalysis(t *testing.T) {
 		return nil, errors.New("stopped")
 	}
 	srv, err := api.OpenWithAnalysis(withBackend(t, api.Config{DataDir: data, Logger: quietLog()}), blocked)
-	must(t, err)
+	testkit.Must(t, err)
 	f, err := os.Open(testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz"))
-	must(t, err)
+	testkit.Must(t, err)
 	defer f.Close()
 	run, err := srv.Import(context.Background(), f.Name(), nil)
-	must(t, err)
+	testkit.Must(t, err)
 	<-started
-	must(t, srv.Close())
+	testkit.Must(t, srv.Close())
 
 	s := startServer(t, api.Config{DataDir: data})
 	if got := waitRun(t, s.URL, run.ID); got.Status != store.StatusDone {

@@ -12,6 +12,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"kinetoscope/api"
+	"kinetoscope/internal/testkit"
 	"kinetoscope/internal/testkit/pgtest"
 	"kinetoscope/internal/testkit/s3test"
 )
@@ -104,12 +105,12 @@ func removeBlob(t testing.TB, data, sha string) {
 	t.Helper()
 	v, ok := teamStores.Load(data)
 	if !ok {
-		must(t, os.Remove(filepath.Join(data, "blobs", "sha256", sha[:2], sha)))
+		testkit.Must(t, os.Remove(filepath.Join(data, "blobs", "sha256", sha[:2], sha)))
 		return
 	}
 	c, err := s3test.Client()
-	must(t, err)
-	must(t, c.RemoveObject(context.Background(), bucketOf(t, v.([2]string)[1]), "sha256/"+sha[:2]+"/"+sha, minio.RemoveObjectOptions{}))
+	testkit.Must(t, err)
+	testkit.Must(t, c.RemoveObject(context.Background(), bucketOf(t, v.([2]string)[1]), "sha256/"+sha[:2]+"/"+sha, minio.RemoveObjectOptions{}))
 }
 
 // bucketOf returns the bucket of an s3:// URL.

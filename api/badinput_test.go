@@ -25,9 +25,9 @@ func zipWith(t testing.TB, name string) []byte {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	w, err := zw.Create(name)
-	must(t, err)
+	testkit.Must(t, err)
 	w.Write([]byte(`{"traceEvents": []}`))
-	must(t, zw.Close())
+	testkit.Must(t, zw.Close())
 	return buf.Bytes()
 }
 
@@ -37,10 +37,10 @@ func tarGzWith(t testing.TB, name string) []byte {
 	zw := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(zw)
 	body := []byte(`{"traceEvents": []}`)
-	must(t, tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}))
+	testkit.Must(t, tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}))
 	tw.Write(body)
-	must(t, tw.Close())
-	must(t, zw.Close())
+	testkit.Must(t, tw.Close())
+	testkit.Must(t, zw.Close())
 	return buf.Bytes()
 }
 
@@ -72,7 +72,7 @@ func gzipBomb(t testing.TB, size int64) io.Reader {
 func TestBadInputs(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: t.TempDir(), MaxUploadBytes: 32 << 20, MaxUncompressedBytes: 64 << 30})
 	gz, err := os.ReadFile(testkit.Public(t, traceH100))
-	must(t, err)
+	testkit.Must(t, err)
 	ctEmpty, emptyForm := multipartBody(t, "x", "")
 	text := gunzip(t, gz)
 	ctTrunc, truncForm := multipartBody(t, "x", "", writeTemp(t, "rank0.json", string(text[:100])))
@@ -135,7 +135,7 @@ func TestBadInputs(t *testing.T) {
 // writeTemp writes a file in a test directory and returns its path.
 func writeTemp(t testing.TB, name, content string) string {
 	p := filepath.Join(t.TempDir(), name)
-	must(t, os.WriteFile(p, []byte(content), 0o644))
+	testkit.Must(t, os.WriteFile(p, []byte(content), 0o644))
 	return p
 }
 
@@ -173,9 +173,9 @@ func gzipOf(_ testing.TB, s string) []byte { return testkit.Gzip([]byte(s)) }
 // gunzip returns the text of a gzip stream.
 func gunzip(t testing.TB, gz []byte) []byte {
 	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	must(t, err)
+	testkit.Must(t, err)
 	text, err := io.ReadAll(zr)
-	must(t, err)
+	testkit.Must(t, err)
 	return text
 }
 
@@ -200,7 +200,7 @@ func TestFailedAnalysisKeepsRun(t *testing.T) {
 		t.Fatalf("upload: %d %s", code, body)
 	}
 	var c created
-	must(t, json.Unmarshal(body, &c))
+	testkit.Must(t, json.Unmarshal(body, &c))
 	run := waitRun(t, s.URL, c.ID)
 	if run.Status != store.StatusFailed || run.Error == "" {
 		t.Fatalf("run: %s %q", run.Status, run.Error)
@@ -211,7 +211,7 @@ func TestFailedAnalysisKeepsRun(t *testing.T) {
 	}
 	req, _ := http.NewRequest("GET", s.URL+"/runs/"+c.ID, nil)
 	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
+	testkit.Must(t, err)
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if !strings.Contains(string(page), "Analysis failed") || !strings.Contains(string(page), htmlEscape(run.Error)) {
@@ -249,14 +249,14 @@ func TestToken(t *testing.T) {
 	gz := testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz")
 	for _, auth := range []string{"", "Bearer wrong", "s3cret"} {
 		f, err := os.Open(gz)
-		must(t, err)
+		testkit.Must(t, err)
 		req, _ := http.NewRequest("POST", s.URL+"/api/v1/runs", f)
 		req.Header.Set("Content-Type", "application/gzip")
 		if auth != "" {
 			req.Header.Set("Authorization", auth)
 		}
 		resp, err := http.DefaultClient.Do(req)
-		must(t, err)
+		testkit.Must(t, err)
 		resp.Body.Close()
 		f.Close()
 		if resp.StatusCode != http.StatusUnauthorized {
@@ -264,13 +264,13 @@ func TestToken(t *testing.T) {
 		}
 	}
 	f, err := os.Open(gz)
-	must(t, err)
+	testkit.Must(t, err)
 	defer f.Close()
 	req, _ := http.NewRequest("POST", s.URL+"/api/v1/runs", f)
 	req.Header.Set("Content-Type", "application/gzip")
 	req.Header.Set("Authorization", "Bearer s3cret")
 	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
+	testkit.Must(t, err)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("with token: %d", resp.StatusCode)

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"kinetoscope/api"
+	"kinetoscope/internal/testkit"
 	"kinetoscope/sampletraces"
 )
 
@@ -38,7 +39,7 @@ func screenshotDir(t *testing.T) string {
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "kinetoscope-screenshots")
 	}
-	must(t, os.MkdirAll(dir, 0o755))
+	testkit.Must(t, os.MkdirAll(dir, 0o755))
 	return dir
 }
 
@@ -98,7 +99,7 @@ func screenshot(t *testing.T, ctx context.Context, dir, name string) {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
 	p := filepath.Join(dir, name)
-	must(t, os.WriteFile(p, png, 0o644))
+	testkit.Must(t, os.WriteFile(p, png, 0o644))
 	t.Logf("screenshot %s", p)
 }
 
@@ -116,9 +117,9 @@ func TestBrowser(t *testing.T) {
 	ctx := browser(t)
 	otherID, _ := realRun(t, s.URL, "cudagraph")
 	eager, err := sampletraces.RealDir("eager")
-	must(t, err)
+	testkit.Must(t, err)
 	rankFiles, err := filepath.Glob(filepath.Join(eager, "*.pt.trace.json.gz"))
-	must(t, err)
+	testkit.Must(t, err)
 
 	step(t, ctx, "open the run list",
 		chromedp.Navigate(s.URL+"/"),

@@ -20,7 +20,7 @@ func startWithAnalysis(t testing.TB, cfg api.Config, wrap func(ctx context.Conte
 	t.Helper()
 	cfg.Logger = quietLog()
 	srv, err := api.OpenWithAnalysis(withBackend(t, cfg), wrap)
-	must(t, err)
+	testkit.Must(t, err)
 	ts := newHTTPServer(srv)
 	s := &testServer{Server: srv, URL: ts.URL, ts: ts}
 	t.Cleanup(s.stop)
@@ -48,8 +48,8 @@ func TestChartsAndAnalysesApart(t *testing.T) {
 	waitRun(t, s.URL, done.ID)
 	blocked := filepath.Join(t.TempDir(), "blocked.json.gz")
 	b, err := os.ReadFile(trace)
-	must(t, err)
-	must(t, os.WriteFile(blocked, b, 0o644))
+	testkit.Must(t, err)
+	testkit.Must(t, os.WriteFile(blocked, b, 0o644))
 	uploadFile(t, s.URL, blocked, "") // holds the one analysis worker
 
 	timeline := s.URL + "/api/v1/runs/" + done.ID + "/charts/timeline.svg"

@@ -35,10 +35,10 @@ func TestDiffStoredRuns(t *testing.T) {
 		var got diff.Diff
 		getJSON(t, q+tc.query, &got)
 		want, err := driver.Compare(base, head, tc.opt)
-		must(t, err)
-		if got.Headline != want.Headline || got.RankSel != want.RankSel || got.Phase != want.Phase ||
+		testkit.Must(t, err)
+		if got.HeadlineText != want.HeadlineText || got.RankSel != want.RankSel || got.Phase != want.Phase ||
 			!reflect.DeepEqual(got.Kernels, roundTrip(t, want.Kernels)) {
-			t.Errorf("diff%s: got %q (rank %s, %s), want %q (rank %s, %s)", tc.query, got.Headline, got.RankSel, got.Phase, want.Headline, want.RankSel, want.Phase)
+			t.Errorf("diff%s: got %q (rank %s, %s), want %q (rank %s, %s)", tc.query, got.HeadlineText, got.RankSel, got.Phase, want.HeadlineText, want.RankSel, want.Phase)
 		}
 		if !got.Kernels.Complete {
 			t.Errorf("diff%s: kernel lists incomplete: stored reports should list every kernel", tc.query)
@@ -117,9 +117,9 @@ func ptr[T any](v T) *T { return &v }
 func roundTrip[T any](t *testing.T, v T) T {
 	t.Helper()
 	b, err := json.Marshal(v)
-	must(t, err)
+	testkit.Must(t, err)
 	var out T
-	must(t, json.Unmarshal(b, &out))
+	testkit.Must(t, json.Unmarshal(b, &out))
 	return out
 }
 

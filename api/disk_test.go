@@ -34,7 +34,7 @@ func smallDisk(t *testing.T, size string) string {
 func free(t *testing.T, dir string) int64 {
 	t.Helper()
 	var st syscall.Statfs_t
-	must(t, syscall.Statfs(dir, &st))
+	testkit.Must(t, syscall.Statfs(dir, &st))
 	return int64(st.Bavail) * st.Bsize
 }
 
@@ -44,7 +44,7 @@ func fill(t *testing.T, dir string, leave int64) string {
 	t.Helper()
 	p := filepath.Join(dir, "filler")
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	must(t, err)
+	testkit.Must(t, err)
 	defer f.Close()
 	chunk := make([]byte, 64<<10)
 	for {
@@ -75,7 +75,7 @@ func uploadBytes(t *testing.T, base string, body []byte) (int, string) {
 // not be stored is marked failed, not left running.
 func TestFullDisk(t *testing.T) {
 	trace, err := os.ReadFile(testkit.Public(t, traceSmall))
-	must(t, err)
+	testkit.Must(t, err)
 	disk := smallDisk(t, "16m")
 	data := filepath.Join(disk, "data")
 	s := startServer(t, embedded(api.Config{DataDir: data, MinFreeDisk: 4 << 20}))
@@ -84,7 +84,7 @@ func TestFullDisk(t *testing.T) {
 		t.Fatalf("upload on an empty disk: %d %s", code, out)
 	}
 	var first created
-	must(t, json.Unmarshal([]byte(out), &first))
+	testkit.Must(t, json.Unmarshal([]byte(out), &first))
 	waitRun(t, s.URL, first.ID)
 	checkHealth(t, s.URL, http.StatusOK, "ok")
 
@@ -99,30 +99,30 @@ func TestFullDisk(t *testing.T) {
 	if code, out := do(t, "DELETE", s.URL+"/api/v1/runs/"+first.ID, "", nil); code != http.StatusNoContent {
 		t.Errorf("delete on a full disk: %d %s", code, out)
 	}
-	must(t, os.Remove(filler))
+	testkit.Must(t, os.Remove(filler))
 
 	// No reserve: the upload meets the full disk itself.
 	s.stop()
 	s = startServer(t, embedded(api.Config{DataDir: data, MinFreeDisk: -1}))
 	filler = fill(t, disk, 64<<10)
 	big, err := os.ReadFile(testkit.Public(t, "hta-diff-control-a100.json.gz")) // 1.8 MB: more than the disk has left
-	must(t, err)
+	testkit.Must(t, err)
 	code, out = uploadBytes(t, s.URL, big)
 	if code != http.StatusInsufficientStorage || !strings.Contains(out, "disk is full") || strings.Contains(out, disk) || strings.Contains(out, "tmp") {
 		t.Errorf("upload into a full disk: %d %s; want 507 naming no path", code, out)
 	}
-	must(t, os.Remove(filler))
+	testkit.Must(t, os.Remove(filler))
 
 	// Another failure of the store: 500, naming no path either.
 	tmp := filepath.Join(data, "blobs", "tmp")
-	must(t, os.Rename(tmp, tmp+".away"))
-	must(t, os.WriteFile(tmp, nil, 0o600))
+	testkit.Must(t, os.Rename(tmp, tmp+".away"))
+	testkit.Must(t, os.WriteFile(tmp, nil, 0o600))
 	code, out = uploadBytes(t, s.URL, trace)
 	if code != http.StatusInternalServerError || strings.Contains(out, disk) || strings.Contains(out, "tmp") {
 		t.Errorf("upload the store failed: %d %s; want 500 naming no path", code, out)
 	}
-	must(t, os.Remove(tmp))
-	must(t, os.Rename(tmp+".away", tmp))
+	testkit.Must(t, os.Remove(tmp))
+	testkit.Must(t, os.Rename(tmp+".away", tmp))
 	s.stop()
 
 	// The report does not fit: the run fails, saying why.
@@ -136,7 +136,7 @@ func TestFullDisk(t *testing.T) {
 		t.Fatalf("upload of a large-report trace: %d %s", code, out)
 	}
 	var c created
-	must(t, json.Unmarshal([]byte(out), &c))
+	testkit.Must(t, json.Unmarshal([]byte(out), &c))
 	run := waitRun(t, s.URL, c.ID)
 	if run.Status != store.StatusFailed || !strings.Contains(run.Error, "disk is full") {
 		t.Errorf("run whose report did not fit: %s %q; want failed, disk is full", run.Status, run.Error)

@@ -63,16 +63,16 @@ func multipartBody(t testing.TB, name, labels string, files ...string) (string, 
 	t.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
-	must(t, mw.WriteField("name", name))
-	must(t, mw.WriteField("labels", labels))
+	testkit.Must(t, mw.WriteField("name", name))
+	testkit.Must(t, mw.WriteField("labels", labels))
 	for _, p := range files {
 		w, err := mw.CreateFormFile("file", filepath.Base(p))
-		must(t, err)
+		testkit.Must(t, err)
 		b, err := os.ReadFile(p)
-		must(t, err)
+		testkit.Must(t, err)
 		w.Write(b)
 	}
-	must(t, mw.Close())
+	testkit.Must(t, mw.Close())
 	return mw.FormDataContentType(), &buf
 }
 
@@ -128,7 +128,7 @@ func uploadTwoRanks(t *testing.T, base string) created {
 		t.Fatalf("multipart upload: %d %s", code, resp)
 	}
 	var m created
-	must(t, json.Unmarshal(resp, &m))
+	testkit.Must(t, json.Unmarshal(resp, &m))
 	if len(m.Run.Files) != 2 || m.StatusURL != "/api/v1/runs/"+m.ID {
 		t.Fatalf("multipart run: %+v", m)
 	}
@@ -184,7 +184,7 @@ func checkCharts(t *testing.T, base, id string) {
 			{"svg", "image/svg+xml", "<?xml"}, {"png", "image/png", "\x89PNG"},
 		} {
 			resp, err := http.Get(base + "/api/v1/runs/" + id + "/charts/" + kind + "." + f.ext)
-			must(t, err)
+			testkit.Must(t, err)
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != f.ctype || !bytes.HasPrefix(b, []byte(f.magic)) {
@@ -202,7 +202,7 @@ func checkTrace(t *testing.T, base, id, path string) {
 	t.Helper()
 	code, got := do(t, "GET", base+"/api/v1/runs/"+id+"/trace", "", nil)
 	want, err := os.ReadFile(path)
-	must(t, err)
+	testkit.Must(t, err)
 	if code != 200 || !bytes.Equal(got, want) {
 		t.Fatalf("trace download: %d, %d bytes, want %d", code, len(got), len(want))
 	}

@@ -19,13 +19,13 @@ import (
 func multipartTrace(t *testing.T) (*bytes.Buffer, string) {
 	t.Helper()
 	b, err := os.ReadFile(testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz"))
-	must(t, err)
+	testkit.Must(t, err)
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	part, err := mw.CreateFormFile("file", "decode.json.gz")
-	must(t, err)
+	testkit.Must(t, err)
 	part.Write(b)
-	must(t, mw.Close())
+	testkit.Must(t, mw.Close())
 	return &body, mw.FormDataContentType()
 }
 
@@ -47,7 +47,7 @@ func TestCrossOriginWritesRefused(t *testing.T) {
 	for _, token := range []string{"", "s3cret-token"} {
 		s := startServer(t, api.Config{DataDir: t.TempDir(), Token: token})
 		u, err := url.Parse(s.URL)
-		must(t, err)
+		testkit.Must(t, err)
 		otherPort := "http://" + u.Hostname() + ":1"
 		var cookie *http.Cookie
 		if token != "" {
@@ -139,20 +139,20 @@ func TestHostHeaderChecked(t *testing.T) {
 		s := startServer(t, api.Config{DataDir: t.TempDir(), AllowedHosts: tc.allowed})
 		for _, path := range []string{"/api/v1/runs", "/"} {
 			req, err := http.NewRequest("GET", s.URL+path, nil)
-			must(t, err)
+			testkit.Must(t, err)
 			req.Host = tc.host
 			resp, err := noRedirects.Do(req)
-			must(t, err)
+			testkit.Must(t, err)
 			resp.Body.Close()
 			if got := resp.StatusCode != http.StatusForbidden; got != tc.served {
 				t.Errorf("allowed %q, Host %q, GET %s: answered %d, want served %v", tc.allowed, tc.host, path, resp.StatusCode, tc.served)
 			}
 		}
 		req, err := http.NewRequest("GET", s.URL+"/healthz", nil)
-		must(t, err)
+		testkit.Must(t, err)
 		req.Host = "10.0.0.7:8080"
 		resp, err := http.DefaultClient.Do(req)
-		must(t, err)
+		testkit.Must(t, err)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			t.Errorf("allowed %q: /healthz by address answered %d", tc.allowed, resp.StatusCode)

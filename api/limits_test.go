@@ -34,7 +34,7 @@ func TestAnalysisMemoryBudget(t *testing.T) {
 			t.Fatalf("upload: %d %s", code, body)
 		}
 		var c created
-		must(t, json.Unmarshal(body, &c))
+		testkit.Must(t, json.Unmarshal(body, &c))
 		run := waitRun(t, s.URL, c.ID)
 		if tc.fails != (run.Status == store.StatusFailed) {
 			t.Fatalf("limit %d (need %d): run %s: %s", tc.limit, need, run.Status, run.Error)

@@ -55,7 +55,7 @@ func TestRunLink(t *testing.T) {
 		t.Fatalf("upload: %d %s", code, body)
 	}
 	var c created
-	must(t, json.Unmarshal(body, &c))
+	testkit.Must(t, json.Unmarshal(body, &c))
 	if run := waitRun(t, s.URL, c.ID); run.Link != "pcie5x16" {
 		t.Fatalf("run link %q, want pcie5x16", run.Link)
 	}
@@ -91,7 +91,7 @@ func TestRunLink(t *testing.T) {
 		}
 		got := report(tc.query)
 		ref, err := driver.AnalyzePaths(files, driver.Options{Analyze: analyze.Options{Link: tc.link}})
-		must(t, err)
+		testkit.Must(t, err)
 		want := ref.Report.Bandwidth
 		if got.Peak.Name != want.Peak.Name || got.Peak.GBPerS != want.Peak.GBPerS || got.PeakNote != want.PeakNote || !slices.Equal(got.Notes, want.Notes) {
 			t.Errorf("%s: peak %+v (%q), want %+v (%q)", tc.name, got.Peak, got.PeakNote, want.Peak, want.PeakNote)

@@ -31,7 +31,7 @@ var loadTraces = []string{
 // gpuTraces lists every public trace with GPU kernels.
 func gpuTraces(t testing.TB) []string {
 	matches, err := filepath.Glob(filepath.Join(testkit.PublicDir(t), "*.json.gz"))
-	must(t, err)
+	testkit.Must(t, err)
 	var out []string
 	for _, m := range matches {
 		if b := filepath.Base(m); b != "hta-rank-non-gpu.json.gz" && b != "hta-no-distributed-info.json.gz" { // CPU only
@@ -166,7 +166,7 @@ func largestTrace(t testing.TB, names []string) string {
 	best, size := "", int64(-1)
 	for _, n := range names {
 		st, err := os.Stat(testkit.Public(t, n))
-		must(t, err)
+		testkit.Must(t, err)
 		if st.Size() > size {
 			best, size = n, st.Size()
 		}

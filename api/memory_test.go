@@ -14,25 +14,26 @@ import (
 	"kinetoscope/analyze"
 	"kinetoscope/driver"
 	"kinetoscope/ingest"
+	"kinetoscope/internal/testkit"
 	"kinetoscope/sampletraces/synth"
 )
 
 // zipOfGzip writes the trace of a gzip file as the one member of a zip.
 func zipOfGzip(b *testing.B, gz, out string) {
 	in, err := os.Open(gz)
-	must(b, err)
+	testkit.Must(b, err)
 	defer in.Close()
 	zr, err := gzip.NewReader(in)
-	must(b, err)
+	testkit.Must(b, err)
 	f, err := os.Create(out)
-	must(b, err)
+	testkit.Must(b, err)
 	defer f.Close()
 	zw := zip.NewWriter(f)
 	w, err := zw.Create("rank0.pt.trace.json")
-	must(b, err)
+	testkit.Must(b, err)
 	_, err = io.Copy(w, zr)
-	must(b, err)
-	must(b, zw.Close())
+	testkit.Must(b, err)
+	testkit.Must(b, zw.Close())
 }
 
 // BenchmarkBytesPerEvent measures the memory of the service's pipeline
@@ -48,7 +49,7 @@ func BenchmarkBytesPerEvent(b *testing.B) {
 	cfg := synth.DefaultConfig()
 	cfg.Ranks, cfg.TargetSize, cfg.Gzip = 1, 200<<20, true
 	_, err := synth.Generate(dir, cfg, false)
-	must(b, err)
+	testkit.Must(b, err)
 	gz := filepath.Join(dir, synth.FileName(&cfg, 0))
 	zp := filepath.Join(b.TempDir(), "run.zip")
 	zipOfGzip(b, gz, zp)
@@ -83,15 +84,15 @@ func measurePipeline(b *testing.B, path string) (any, any, pipelineMemory) {
 	base := inUse()
 	stop := heapPeak()
 	set, err := driver.ReadSet(path, driver.Options{Options: ingest.Options{MaxUncompressedBytes: 1 << 40, MaxRatio: 200}})
-	must(b, err)
+	testkit.Must(b, err)
 	afterRead := inUse()
 	rep, err := analyze.Analyze(set, analyze.Options{})
-	must(b, err)
+	testkit.Must(b, err)
 	peak := stop()
 	if d := os.Getenv("KINETOSCOPE_HEAPPROFILE"); d != "" {
 		f, err := os.Create(filepath.Join(d, filepath.Ext(path)[1:]+".heap"))
-		must(b, err)
-		must(b, pprof.WriteHeapProfile(f))
+		testkit.Must(b, err)
+		testkit.Must(b, pprof.WriteHeapProfile(f))
 		f.Close()
 	}
 	afterAnalysis := inUse()

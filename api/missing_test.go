@@ -24,7 +24,7 @@ func TestRunPageMissingRanks(t *testing.T) {
 		t.Fatalf("upload: %d %s", code, body)
 	}
 	var all created
-	must(t, json.Unmarshal(body, &all))
+	testkit.Must(t, json.Unmarshal(body, &all))
 	one := uploadFile(t, s.URL, files[0], "")
 	tests := []struct {
 		id      string

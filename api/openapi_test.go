@@ -104,7 +104,7 @@ func opParams(t *testing.T, op json.RawMessage) json.RawMessage {
 		Parameters json.RawMessage `json:"parameters"`
 	}
 	if len(op) > 0 {
-		must(t, json.Unmarshal(op, &o))
+		testkit.Must(t, json.Unmarshal(op, &o))
 	}
 	return o.Parameters
 }
@@ -119,7 +119,7 @@ func paramNames(t *testing.T, raw json.RawMessage) []string {
 		Name string `json:"name"`
 		Ref  string `json:"$ref"`
 	}
-	must(t, json.Unmarshal(raw, &ps))
+	testkit.Must(t, json.Unmarshal(raw, &ps))
 	var out []string
 	for _, p := range ps {
 		if p.Ref != "" {
@@ -144,7 +144,7 @@ func TestOpenAPISchemas(t *testing.T) {
 			} `json:"schemas"`
 		} `json:"components"`
 	}
-	must(t, json.Unmarshal(body, &doc))
+	testkit.Must(t, json.Unmarshal(body, &doc))
 	for name, v := range map[string]any{"Report": analyze.Report{}, "Diff": diff.Diff{}} {
 		props := doc.Components.Schemas[name].Properties
 		for _, f := range jsonFields(reflect.TypeOf(v)) {
@@ -191,14 +191,14 @@ func TestOpenAPIOutputs(t *testing.T) {
 	getJSON(t, s.URL+"/api/v1/openapi.json", &doc)
 	// A real run with every output: two ranks, collectives, layers.
 	ranks, err := filepath.Glob(filepath.Join(testkit.Real(t, "eager"), "*.pt.trace.json.gz"))
-	must(t, err)
+	testkit.Must(t, err)
 	ct, body := multipartBody(t, "eager", "", ranks...)
 	code, resp := do(t, "POST", s.URL+"/api/v1/runs", ct, body)
 	if code != http.StatusAccepted {
 		t.Fatalf("upload: %d %s", code, resp)
 	}
 	var run created
-	must(t, json.Unmarshal(resp, &run))
+	testkit.Must(t, json.Unmarshal(resp, &run))
 	if r := waitRun(t, s.URL, run.ID); r.Status != "done" {
 		t.Fatalf("run %s: %s", run.ID, r.Status)
 	}
@@ -223,7 +223,7 @@ func TestOpenAPIOutputs(t *testing.T) {
 		}
 		for _, v := range got {
 			resp, err := http.Get(s.URL + tc.url(v))
-			must(t, err)
+			testkit.Must(t, err)
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			ext := v[strings.LastIndex(v, ".")+1:]

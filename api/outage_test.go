@@ -84,12 +84,12 @@ func outageAnswer(t *testing.T, what, method, url, ctype, bodyPath string, limit
 	var body *os.File
 	if bodyPath != "" {
 		f, err := os.Open(bodyPath)
-		must(t, err)
+		testkit.Must(t, err)
 		defer f.Close()
 		body = f
 	}
 	req, err := http.NewRequest(method, url, nil)
-	must(t, err)
+	testkit.Must(t, err)
 	if body != nil {
 		req.Body = body
 	}
@@ -162,7 +162,7 @@ func TestUnavailableMessage(t *testing.T) {
 	a := replica(t, "a", meta, blobs)
 	s3test.Down(t)
 	f, err := os.Open(testkit.Public(t, traceSmall))
-	must(t, err)
+	testkit.Must(t, err)
 	defer f.Close()
 	code, body := do(t, "POST", a.URL+"/api/v1/runs", "application/gzip", f)
 	if code != http.StatusServiceUnavailable || !strings.Contains(string(body), "s3 bucket") || !strings.Contains(string(body), "nothing was stored") {

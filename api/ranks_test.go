@@ -46,20 +46,20 @@ func TestUploadDuplicateRank(t *testing.T) {
 	var members []string
 	for i, f := range files {
 		b, err := os.ReadFile(f)
-		must(t, err)
+		testkit.Must(t, err)
 		name := []string{"a", "b"}[i] + "/" + filepath.Base(f)
 		members = append(members, name)
-		must(t, tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}))
+		testkit.Must(t, tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}))
 		_, err = tw.Write(b)
-		must(t, err)
+		testkit.Must(t, err)
 	}
-	must(t, tw.Close())
+	testkit.Must(t, tw.Close())
 	code, resp = do(t, "POST", s.URL+"/api/v1/runs?filename=two.tar", "application/x-tar", &buf)
 	if code != http.StatusAccepted {
 		t.Fatalf("tar upload: %d %s", code, resp)
 	}
 	var c created
-	must(t, json.Unmarshal(resp, &c))
+	testkit.Must(t, json.Unmarshal(resp, &c))
 	r := waitRun(t, s.URL, c.ID)
 	if r.Status != store.StatusFailed || !strings.Contains(r.Error, "duplicate rank 0") ||
 		!strings.Contains(r.Error, members[0]) || !strings.Contains(r.Error, members[1]) {

@@ -122,7 +122,7 @@ func TestCrashLoopBounded(t *testing.T) {
 				if got := analysing(); got != id {
 					t.Fatalf("kill %d: the replica analyses %s, want %s", kill, got, id)
 				}
-				must(t, cmd.Process.Signal(syscall.SIGKILL))
+				testkit.Must(t, cmd.Process.Signal(syscall.SIGKILL))
 				cmd.Wait()
 				if backend == "team" {
 					rescue(t, st.meta, id) // what River's rescuer does after --job-timeout
@@ -160,9 +160,9 @@ func startDoomed(t *testing.T, st stores) (string, func() string, *exec.Cmd) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperReplicaEnv+"="+st.meta+" "+st.blobs)
 	out, err := cmd.StdoutPipe()
-	must(t, err)
+	testkit.Must(t, err)
 	cmd.Stderr = os.Stderr
-	must(t, cmd.Start())
+	testkit.Must(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	listen, analysing := make(chan string, 1), make(chan string, 16)
 	go func() {
@@ -204,10 +204,10 @@ func rescue(t *testing.T, meta, id string) {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, meta)
-	must(t, err)
+	testkit.Must(t, err)
 	defer conn.Close(ctx)
 	tag, err := conn.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now() WHERE args->>'run' = $1 AND state = 'running'`, id)
-	must(t, err)
+	testkit.Must(t, err)
 	if tag.RowsAffected() != 1 {
 		t.Fatalf("rescue: %d running jobs of run %s, want 1", tag.RowsAffected(), id)
 	}

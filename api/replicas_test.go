@@ -47,7 +47,7 @@ func TestStartLogNamesStores(t *testing.T) {
 	var log bytes.Buffer
 	srv, err := api.Open(api.Config{DataDir: t.TempDir(), Meta: meta, Blobs: blobs, Replica: "logged",
 		Logger: slog.New(slog.NewTextHandler(&log, nil))})
-	must(t, err)
+	testkit.Must(t, err)
 	srv.Close()
 	var line string
 	for _, l := range strings.Split(log.String(), "\n") {

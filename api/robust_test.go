@@ -49,7 +49,7 @@ func TestSameFileTwice(t *testing.T) {
 		t.Fatalf("delete: %d %s", code, body)
 	}
 	want, err := os.ReadFile(path)
-	must(t, err)
+	testkit.Must(t, err)
 	if code, body := do(t, "GET", s.URL+"/api/v1/runs/"+b.ID+"/trace", "", nil); code != 200 || string(body) != string(want) {
 		t.Errorf("trace of the other run after delete: %d, %d bytes, want %d", code, len(body), len(want))
 	}
@@ -176,9 +176,9 @@ func TestConcurrentSameBytes(t *testing.T) {
 func halfUpload(t *testing.T, s *testServer, data string) net.Conn {
 	t.Helper()
 	trace, err := os.ReadFile(testkit.Public(t, traceSmall))
-	must(t, err)
+	testkit.Must(t, err)
 	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
-	must(t, err)
+	testkit.Must(t, err)
 	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/gzip\r\nContent-Length: %d\r\n\r\n", len(trace))
 	conn.Write(trace[:len(trace)/2])
 	waitFor(t, "temp file created", func() bool { return storedObjects(t, data, "tmp") == 1 })
@@ -231,7 +231,7 @@ func TestFailedRunCharts(t *testing.T) {
 		t.Fatalf("upload: %d %s", code, body)
 	}
 	var c created
-	must(t, json.Unmarshal(body, &c))
+	testkit.Must(t, json.Unmarshal(body, &c))
 	waitRun(t, s.URL, c.ID)
 	ok := uploadFile(t, s.URL, testkit.Public(t, traceSmall), "")
 	waitRun(t, s.URL, ok.ID)
@@ -323,7 +323,7 @@ func TestLabelFilterInjection(t *testing.T) {
 // A corrupt runs.db is a clear error at start.
 func TestCorruptDatabase(t *testing.T) {
 	data := t.TempDir()
-	must(t, os.WriteFile(filepath.Join(data, "runs.db"), []byte(strings.Repeat("not a database ", 1000)), 0o644))
+	testkit.Must(t, os.WriteFile(filepath.Join(data, "runs.db"), []byte(strings.Repeat("not a database ", 1000)), 0o644))
 	_, err := api.Open(embedded(api.Config{DataDir: data, Logger: quietLog()}))
 	if err == nil || !strings.Contains(err.Error(), "runs.db") {
 		t.Fatalf("open over a corrupt runs.db: %v", err)
@@ -360,11 +360,11 @@ func TestMissingBlobQueued(t *testing.T) {
 	data := t.TempDir()
 	started := make(chan string, 1)
 	srv, err := api.OpenWithAnalysis(withBackend(t, api.Config{DataDir: data, Logger: quietLog()}), blockingPipeline(started, nil, make(chan error, 1)).wrap)
-	must(t, err)
+	testkit.Must(t, err)
 	run, err := srv.Import(context.Background(), testkit.Public(t, traceSmall), nil)
-	must(t, err)
+	testkit.Must(t, err)
 	<-started
-	must(t, srv.Close())
+	testkit.Must(t, srv.Close())
 	sha := run.Files[0].SHA256
 	removeBlob(t, data, sha)
 
@@ -386,7 +386,7 @@ func TestCloseDuringUpload(t *testing.T) {
 	go func() { closed <- s.Server.Close() }()
 	select {
 	case err := <-closed:
-		must(t, err)
+		testkit.Must(t, err)
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close waited for the streaming upload")
 	}
@@ -426,9 +426,9 @@ func TestDeleteDuringUpload(t *testing.T) {
 		t.Fatal("the delete waited for an unrelated upload")
 	}
 	trace, err := os.ReadFile(path)
-	must(t, err)
+	testkit.Must(t, err)
 	_, err = conn.Write(trace[len(trace)/2:])
-	must(t, err)
+	testkit.Must(t, err)
 	answer := make([]byte, 4096)
 	n, _ := conn.Read(answer)
 	var c created

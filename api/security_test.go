@@ -24,7 +24,7 @@ var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Reques
 func send(t *testing.T, method, url, bearer string, cookie *http.Cookie, body io.Reader, header map[string]string) (*http.Response, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, body)
-	must(t, err)
+	testkit.Must(t, err)
 	if bearer != "" {
 		req.Header.Set("Authorization", "Bearer "+bearer)
 	}
@@ -35,10 +35,10 @@ func send(t *testing.T, method, url, bearer string, cookie *http.Cookie, body io
 		req.Header.Set(k, v)
 	}
 	resp, err := noRedirects.Do(req)
-	must(t, err)
+	testkit.Must(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	must(t, err)
+	testkit.Must(t, err)
 	return resp, string(b)
 }
 
@@ -69,7 +69,7 @@ func login(t *testing.T, base, token string) (*http.Cookie, int) {
 func TestEveryRouteNeedsToken(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: t.TempDir(), Token: "s3cret", ReadToken: "r3ad"})
 	f, err := os.Open(testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz"))
-	must(t, err)
+	testkit.Must(t, err)
 	defer f.Close()
 	resp, body := send(t, "POST", s.URL+"/api/v1/runs", "s3cret", nil, f, map[string]string{"Content-Type": "application/gzip"})
 	if resp.StatusCode != http.StatusAccepted {
@@ -188,10 +188,10 @@ func tarOfFiles(t testing.TB, n int) []byte {
 	tw := tar.NewWriter(&buf)
 	for i := range n {
 		body := []byte(`{"traceEvents": []}`)
-		must(t, tw.WriteHeader(&tar.Header{Name: fmt.Sprintf("rank%d.json", i), Size: int64(len(body)), Mode: 0o644}))
+		testkit.Must(t, tw.WriteHeader(&tar.Header{Name: fmt.Sprintf("rank%d.json", i), Size: int64(len(body)), Mode: 0o644}))
 		tw.Write(body)
 	}
-	must(t, tw.Close())
+	testkit.Must(t, tw.Close())
 	return buf.Bytes()
 }
 
@@ -201,14 +201,14 @@ func multipartOf(t testing.TB, files, fields int) (string, *bytes.Buffer) {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	for i := range fields {
-		must(t, mw.WriteField(fmt.Sprintf("f%d", i), "x"))
+		testkit.Must(t, mw.WriteField(fmt.Sprintf("f%d", i), "x"))
 	}
 	for i := range files {
 		w, err := mw.CreateFormFile("file", fmt.Sprintf("rank%d.json", i))
-		must(t, err)
+		testkit.Must(t, err)
 		w.Write([]byte(`{"traceEvents": []}`))
 	}
-	must(t, mw.Close())
+	testkit.Must(t, mw.Close())
 	return mw.FormDataContentType(), &buf
 }
 

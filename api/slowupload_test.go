@@ -20,7 +20,7 @@ import (
 func TestSlowBodyCutOff(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: t.TempDir(), MinUploadRate: 1 << 10, UploadGrace: 300 * time.Millisecond, StallTimeout: 5 * time.Second})
 	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
-	must(t, err)
+	testkit.Must(t, err)
 	defer conn.Close()
 	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"traceEvents\": [")
 	stop := make(chan struct{})
@@ -58,11 +58,11 @@ func TestMaxUploads(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: data, MaxUploads: 2})
 	held := []net.Conn{halfUpload(t, s, data)}
 	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
-	must(t, err)
+	testkit.Must(t, err)
 	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/gzip\r\nContent-Length: 100000\r\n\r\n\x1f\x8b")
 	held = append(held, conn)
 	trace, err := os.ReadFile(testkit.Public(t, traceSmall))
-	must(t, err)
+	testkit.Must(t, err)
 	upload := func() (*http.Response, string) {
 		return send(t, "POST", s.URL+"/api/v1/runs", "", nil, strings.NewReader(string(trace)), map[string]string{"Content-Type": "application/gzip"})
 	}

@@ -65,11 +65,11 @@ func TestRestartSaysQueued(t *testing.T) {
 	s.stop()
 	// What kill -9 during two analyses leaves.
 	meta, err := store.OpenSQLite(filepath.Join(data, "runs.db"))
-	must(t, err)
+	testkit.Must(t, err)
 	for _, id := range ids[:2] {
-		must(t, meta.SetStatus(context.Background(), id, store.StatusRunning, store.Progress{Stage: "reading"}, ""))
+		testkit.Must(t, meta.SetStatus(context.Background(), id, store.StatusRunning, store.Progress{Stage: "reading"}, ""))
 	}
-	must(t, meta.Close())
+	testkit.Must(t, meta.Close())
 	s = startWithAnalysis(t, embedded(api.Config{DataDir: data, Workers: 1}), block)
 	<-started
 	if got := statusCounts(t, s.URL); got[store.StatusRunning] != 1 || got[store.StatusQueued] != 2 {
@@ -93,7 +93,7 @@ func statusCounts(t *testing.T, base string) map[store.Status]int {
 // the database and the stored files 0600.
 func TestDataDirPrivate(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
-	must(t, os.MkdirAll(data, 0o755))
+	testkit.Must(t, os.MkdirAll(data, 0o755))
 	s := startServer(t, embedded(api.Config{DataDir: data}))
 	c := uploadFile(t, s.URL, testkit.Public(t, traceSmall), "")
 	waitRun(t, s.URL, c.ID)
@@ -116,7 +116,7 @@ func TestDataDirPrivate(t *testing.T) {
 		checked++
 		return nil
 	})
-	must(t, err)
+	testkit.Must(t, err)
 	if checked < 5 {
 		t.Errorf("only %d paths under the data directory", checked)
 	}
@@ -139,7 +139,7 @@ func TestHeadRangeAndRank(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: t.TempDir()})
 	path := testkit.Public(t, traceSmall)
 	trace, err := os.ReadFile(path)
-	must(t, err)
+	testkit.Must(t, err)
 	c := uploadFile(t, s.URL, path, "")
 	waitRun(t, s.URL, c.ID)
 	run := s.URL + "/api/v1/runs/" + c.ID
@@ -174,10 +174,10 @@ func TestHeadRangeAndRank(t *testing.T) {
 		}
 	}
 	resp, err := http.Get(run + "/trace")
-	must(t, err)
+	testkit.Must(t, err)
 	full, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	must(t, err)
+	testkit.Must(t, err)
 	if !bytes.Equal(full, trace) || resp.Header.Get("Accept-Ranges") != "bytes" {
 		t.Errorf("whole trace: %d bytes (want %d), Accept-Ranges %q", len(full), len(trace), resp.Header.Get("Accept-Ranges"))
 	}

@@ -35,7 +35,7 @@ import (
 func fileSHA(t testing.TB, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
-	must(t, err)
+	testkit.Must(t, err)
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }
@@ -55,9 +55,9 @@ func backendStores(t *testing.T, backend string) stores {
 func blobStored(t testing.TB, st stores, sha string) bool {
 	t.Helper()
 	b, err := store.OpenBlobs(context.Background(), st.blobs)
-	must(t, err)
+	testkit.Must(t, err)
 	ok, err := b.Has(context.Background(), sha)
-	must(t, err)
+	testkit.Must(t, err)
 	return ok
 }
 
@@ -68,26 +68,26 @@ func execMeta(t testing.TB, st stores, query string, args []any, scan ...any) {
 	ctx := context.Background()
 	if path, ok := strings.CutPrefix(st.meta, "sqlite://"); ok {
 		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
-		must(t, err)
+		testkit.Must(t, err)
 		defer db.Close()
 		query = regexp.MustCompile(`\$\d`).ReplaceAllString(query, "?")
 		if len(scan) > 0 {
-			must(t, db.QueryRowContext(ctx, query, args...).Scan(scan...))
+			testkit.Must(t, db.QueryRowContext(ctx, query, args...).Scan(scan...))
 			return
 		}
 		_, err = db.ExecContext(ctx, query, args...)
-		must(t, err)
+		testkit.Must(t, err)
 		return
 	}
 	conn, err := pgx.Connect(ctx, st.meta)
-	must(t, err)
+	testkit.Must(t, err)
 	defer conn.Close(ctx)
 	if len(scan) > 0 {
-		must(t, conn.QueryRow(ctx, query, args...).Scan(scan...))
+		testkit.Must(t, conn.QueryRow(ctx, query, args...).Scan(scan...))
 		return
 	}
 	_, err = conn.Exec(ctx, query, args...)
-	must(t, err)
+	testkit.Must(t, err)
 }
 
 // expireHolds makes every hold expired, as a day after its upload died.
@@ -113,14 +113,14 @@ func partialUpload(t *testing.T, st stores, base, first, second string) (net.Con
 	ctype, body := multipartBody(t, "partial", "", first, second)
 	all := body.Bytes()
 	secondBytes, err := os.ReadFile(second)
-	must(t, err)
+	testkit.Must(t, err)
 	cut := bytes.Index(all, secondBytes) + len(secondBytes)/2
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-	must(t, err)
+	testkit.Must(t, err)
 	t.Cleanup(func() { conn.Close() })
 	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: localhost\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", ctype, len(all))
 	_, err = conn.Write(all[:cut])
-	must(t, err)
+	testkit.Must(t, err)
 	sha := fileSHA(t, first)
 	waitFor(t, "the first file stored and held", func() bool { return holds(t, st, sha) == 1 })
 	return conn, all[cut:]
@@ -133,7 +133,7 @@ func killedUpload(t *testing.T, st stores, first, second string) {
 	t.Helper()
 	url, _, cmd := startDoomed(t, st)
 	partialUpload(t, st, url, first, second)
-	must(t, cmd.Process.Kill())
+	testkit.Must(t, cmd.Process.Kill())
 	cmd.Wait()
 }
 
@@ -148,7 +148,7 @@ func sweeper(t *testing.T, st stores, age time.Duration) *testServer {
 func sweepNow(t *testing.T, s *testServer) int {
 	t.Helper()
 	n, err := s.SweepNow(context.Background())
-	must(t, err)
+	testkit.Must(t, err)
 	return n
 }
 
@@ -199,7 +199,7 @@ func TestSweepUploadRefusedDuringDatabaseOutage(t *testing.T) {
 	conn, rest := partialUpload(t, st, s.URL, first, second)
 	pgtest.Down(t)
 	_, err := conn.Write(rest)
-	must(t, err)
+	testkit.Must(t, err)
 	answer := make([]byte, 4096)
 	n, _ := conn.Read(answer)
 	if !strings.Contains(string(answer[:n]), " 503 ") {

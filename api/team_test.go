@@ -93,22 +93,22 @@ func jobAttempts(t testing.TB, meta string) map[string]int {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, meta)
-	must(t, err)
+	testkit.Must(t, err)
 	defer conn.Close(ctx)
 	rows, err := conn.Query(ctx, `SELECT args->>'run', attempt, state::text FROM river_job WHERE kind = 'kinetoscope_analyze'`)
-	must(t, err)
+	testkit.Must(t, err)
 	defer rows.Close()
 	out := map[string]int{}
 	for rows.Next() {
 		var run, state string
 		var attempt int
-		must(t, rows.Scan(&run, &attempt, &state))
+		testkit.Must(t, rows.Scan(&run, &attempt, &state))
 		if _, dup := out[run]; dup {
 			t.Errorf("run %s has two jobs", run)
 		}
 		out[run] = attempt
 	}
-	must(t, rows.Err())
+	testkit.Must(t, rows.Err())
 	return out
 }
 
@@ -181,7 +181,7 @@ func TestTeamReplicas(t *testing.T) {
 	}
 	code, body := do(t, "GET", a2.URL+"/api/v1/runs/"+ids[3]+"/trace", "", nil)
 	want, err := os.ReadFile(traces[3%len(traces)])
-	must(t, err)
+	testkit.Must(t, err)
 	if code != 200 || !bytes.Equal(body, want) {
 		t.Errorf("trace after restart: %d, %d bytes, want the %d bytes uploaded", code, len(body), len(want))
 	}
@@ -258,7 +258,7 @@ func TestTeamReplicaKilled(t *testing.T) {
 		t.Fatalf("replica analyses %s, want %s", got, c.ID)
 	}
 	// The run is running on the doomed replica: kill it there.
-	must(t, cmd.Process.Signal(syscall.SIGKILL))
+	testkit.Must(t, cmd.Process.Signal(syscall.SIGKILL))
 	killed := time.Now()
 	err := cmd.Wait()
 	var exit *exec.ExitError
@@ -317,14 +317,14 @@ func TestTeamDeleteDuringUpload(t *testing.T) {
 	ctype, body := multipartBody(t, "across a delete", "", first, second)
 	all := body.Bytes()
 	secondBytes, err := os.ReadFile(second)
-	must(t, err)
+	testkit.Must(t, err)
 	cut := bytes.Index(all, secondBytes) + len(secondBytes)/2
 	conn, err := net.Dial("tcp", strings.TrimPrefix(b.URL, "http://"))
-	must(t, err)
+	testkit.Must(t, err)
 	defer conn.Close()
 	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: localhost\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", ctype, len(all))
 	_, err = conn.Write(all[:cut])
-	must(t, err)
+	testkit.Must(t, err)
 	waitFor(t, "the first file held", func() bool {
 		return pgtest.Count(t, meta, `SELECT count(*) FROM blob_holds WHERE sha256 = $1`, sha) == 1
 	})
@@ -333,7 +333,7 @@ func TestTeamDeleteDuringUpload(t *testing.T) {
 		t.Fatalf("delete on a: %d", code)
 	}
 	_, err = conn.Write(all[cut:])
-	must(t, err)
+	testkit.Must(t, err)
 	answer := make([]byte, 4096)
 	n, _ := conn.Read(answer)
 	var c created
@@ -344,7 +344,7 @@ func TestTeamDeleteDuringUpload(t *testing.T) {
 		t.Fatalf("run uploaded across the delete: %s %s", r.Status, r.Error)
 	}
 	want, err := os.ReadFile(first)
-	must(t, err)
+	testkit.Must(t, err)
 	if code, got := do(t, "GET", a.URL+"/api/v1/runs/"+c.ID+"/trace?file="+url.QueryEscape(c.Run.Files[0].Name), "", nil); code != 200 || !bytes.Equal(got, want) {
 		t.Errorf("the held file after the delete: %d, %d bytes, want the %d uploaded", code, len(got), len(want))
 	}

@@ -13,6 +13,7 @@ import (
 	"kinetoscope/api/store"
 	"kinetoscope/driver"
 	"kinetoscope/ingest"
+	"kinetoscope/internal/testkit"
 	"kinetoscope/render"
 	"kinetoscope/sampletraces"
 )
@@ -22,9 +23,9 @@ import (
 func realRun(t *testing.T, base, variant string) (string, []string) {
 	t.Helper()
 	dir, err := sampletraces.RealDir(variant)
-	must(t, err)
+	testkit.Must(t, err)
 	files, err := filepath.Glob(filepath.Join(dir, "*.pt.trace.json.gz"))
-	must(t, err)
+	testkit.Must(t, err)
 	if len(files) < 2 {
 		t.Fatalf("%s: %d rank files", dir, len(files))
 	}
@@ -34,7 +35,7 @@ func realRun(t *testing.T, base, variant string) (string, []string) {
 		t.Fatalf("upload %s: %d %s", variant, code, resp)
 	}
 	var c created
-	must(t, json.Unmarshal(resp, &c))
+	testkit.Must(t, json.Unmarshal(resp, &c))
 	if run := waitRun(t, base, c.ID); run.Status != store.StatusDone {
 		t.Fatalf("run %s: %s %s", variant, run.Status, run.Error)
 	}

@@ -20,7 +20,7 @@ import (
 func TestStalledUpload(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: t.TempDir(), StallTimeout: 300 * time.Millisecond})
 	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
-	must(t, err)
+	testkit.Must(t, err)
 	defer conn.Close()
 	start := time.Now()
 	fmt.Fprintf(conn, "POST /api/v1/runs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"traceEvents\": [")
@@ -33,7 +33,7 @@ func TestStalledUpload(t *testing.T) {
 
 	// A slow but steady upload: 1.2s in 100ms drips, 4 stall periods.
 	trace, err := os.ReadFile(testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz"))
-	must(t, err)
+	testkit.Must(t, err)
 	pr2, pw2 := io.Pipe()
 	go func() {
 		chunk := len(trace)/12 + 1

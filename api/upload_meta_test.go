@@ -24,13 +24,13 @@ import (
 func TestUploadNameAndRejects(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: t.TempDir()})
 	gz, err := os.ReadFile(testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz"))
-	must(t, err)
+	testkit.Must(t, err)
 	req, err := http.NewRequest("POST", s.URL+"/api/v1/runs", bytes.NewReader(gz))
-	must(t, err)
+	testkit.Must(t, err)
 	req.Header.Set("Content-Type", "application/gzip")
 	req.Header.Set("Content-Disposition", `attachment; filename="rank0.pt.trace.json.gz"`)
 	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
+	testkit.Must(t, err)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("upload: %d", resp.StatusCode)
@@ -74,7 +74,7 @@ func rejected(t *testing.T, base string) int {
 func TestReportFormatsAndListFilters(t *testing.T) {
 	s := startServer(t, api.Config{DataDir: t.TempDir()})
 	gz, err := os.ReadFile(testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz"))
-	must(t, err)
+	testkit.Must(t, err)
 	code, body := do(t, "POST", s.URL+"/api/v1/runs?name=full-graph", "application/gzip", bytes.NewReader(gz))
 	if code != http.StatusAccepted {
 		t.Fatalf("upload: %d %s", code, body)
@@ -82,7 +82,7 @@ func TestReportFormatsAndListFilters(t *testing.T) {
 	var created struct {
 		ID string `json:"id"`
 	}
-	must(t, json.Unmarshal(body, &created))
+	testkit.Must(t, json.Unmarshal(body, &created))
 	waitRun(t, s.URL, created.ID)
 	for _, tc := range []struct {
 		query, ctype, want string
@@ -98,7 +98,7 @@ func TestReportFormatsAndListFilters(t *testing.T) {
 		{"?fmt=csv", "", `unknown query parameter \"fmt\"`, 400},
 	} {
 		resp, err := http.Get(s.URL + "/api/v1/runs/" + created.ID + "/report" + tc.query)
-		must(t, err)
+		testkit.Must(t, err)
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != tc.code || (tc.ctype != "" && resp.Header.Get("Content-Type") != tc.ctype) || !strings.Contains(string(b), tc.want) {
@@ -122,7 +122,7 @@ func TestReportFormatsAndListFilters(t *testing.T) {
 			Runs []json.RawMessage `json:"runs"`
 		}
 		if code == 200 {
-			must(t, json.Unmarshal(body, &list))
+			testkit.Must(t, json.Unmarshal(body, &list))
 		}
 		if code != tc.code || len(list.Runs) != tc.runs {
 			t.Errorf("runs%s: %d with %d runs, want %d with %d (%s)", tc.query, code, len(list.Runs), tc.code, tc.runs, body)
@@ -139,7 +139,7 @@ func TestRankTraceDownload(t *testing.T) {
 	want := map[string][]byte{}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
-		must(t, err)
+		testkit.Must(t, err)
 		want[filepath.Base(f)] = b
 	}
 	for _, kind := range []string{"tar.gz", "zip"} {
@@ -148,11 +148,11 @@ func TestRankTraceDownload(t *testing.T) {
 			t.Fatalf("%s upload: %d %s", kind, code, body)
 		}
 		var c created
-		must(t, json.Unmarshal(body, &c))
+		testkit.Must(t, json.Unmarshal(body, &c))
 		waitRun(t, s.URL, c.ID)
 		for _, name := range []string{traceRank0, traceRank1} {
 			b, err := os.ReadFile(testkit.Public(t, name))
-			must(t, err)
+			testkit.Must(t, err)
 			want[name] = b
 		}
 		checkRankTraces(t, s.URL, c.ID, want)
@@ -194,12 +194,12 @@ func TestRunPageMixedAndMismatches(t *testing.T) {
 			t.Fatalf("upload %s: %d %s", name, code, resp)
 		}
 		var c created
-		must(t, json.Unmarshal(resp, &c))
+		testkit.Must(t, json.Unmarshal(resp, &c))
 		waitRun(t, s.URL, c.ID)
 		return c.ID
 	}
 	gz, err := os.ReadFile(testkit.Public(t, "tracelens-vllm-prefilldecode-piecewise.json.gz"))
-	must(t, err)
+	testkit.Must(t, err)
 	mixed := upload(gz, "application/gzip", "piecewise")
 	if _, page := do(t, "GET", s.URL+"/runs/"+mixed, "", nil); !bytes.Contains(page, []byte("0 / 0 / 1 mixed")) || !bytes.Contains(page, []byte("Mixed step")) {
 		t.Errorf("mixed run page does not say mixed")

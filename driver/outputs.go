@@ -299,6 +299,6 @@ func Compare(base, head *analyze.Report, opt diff.Options) (*diff.Diff, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.Headline = render.DiffHeadlineText(d)
+	d.HeadlineText = render.DiffHeadlineText(d)
 	return d, nil
 }

@@ -71,7 +71,7 @@ func aggregatePhase(r *analyze.Report) aggregate {
 	n := float64(max(a.Ranks, 1))
 	a.KernelPerStep /= n
 	a.SpanPerStep /= n
-	p := analyze.Phase{Buckets: map[analyze.BucketID]analyze.BucketShare{}}
+	p := analyze.PhaseSummary{Buckets: map[analyze.BucketID]analyze.BucketShare{}}
 	for id, s := range sum {
 		s.USPerStep /= n
 		s.CallsPerStep /= n

@@ -97,7 +97,7 @@ func fakeRank(rank, ranks, decode, layers int) analyze.Rank {
 }
 
 // fakePhase aggregates steps the way analyze does.
-func fakePhase(steps []analyze.Step) analyze.Phase {
+func fakePhase(steps []analyze.Step) analyze.PhaseSummary {
 	p := analyze.Aggregate(steps, nil)
 	p.SpanP50US = p.SpanMeanUS * 0.98
 	p.SpanP90US = p.SpanMeanUS * 1.1

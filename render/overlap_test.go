@@ -12,14 +12,14 @@ import (
 func TestSpanOverlapNote(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		p    analyze.Phase
+		p    analyze.PhaseSummary
 		want string
 	}{
-		{"overlapping streams", analyze.Phase{KernelUS: 1086, SpanUS: 1000, BusyUS: 841}, "108.6% of the span"},
-		{"busy share", analyze.Phase{KernelUS: 1086, SpanUS: 1000, BusyUS: 841}, "busy (their union) 84.1%"},
-		{"under the span", analyze.Phase{KernelUS: 900, SpanUS: 1000, BusyUS: 900}, ""},
-		{"equal", analyze.Phase{KernelUS: 1000, SpanUS: 1000, BusyUS: 1000}, ""},
-		{"no span", analyze.Phase{KernelUS: 10}, ""},
+		{"overlapping streams", analyze.PhaseSummary{KernelUS: 1086, SpanUS: 1000, BusyUS: 841}, "108.6% of the span"},
+		{"busy share", analyze.PhaseSummary{KernelUS: 1086, SpanUS: 1000, BusyUS: 841}, "busy (their union) 84.1%"},
+		{"under the span", analyze.PhaseSummary{KernelUS: 900, SpanUS: 1000, BusyUS: 900}, ""},
+		{"equal", analyze.PhaseSummary{KernelUS: 1000, SpanUS: 1000, BusyUS: 1000}, ""},
+		{"no span", analyze.PhaseSummary{KernelUS: 10}, ""},
 	} {
 		got := SpanOverlapNote(tc.p)
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {

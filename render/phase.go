@@ -10,7 +10,7 @@ import (
 // the rank has decode steps, else prefill, else mixed, else every step.
 type phaseView struct {
 	Name  string // "decode", "prefill", "mixed" or "all"
-	Phase analyze.Phase
+	Phase analyze.PhaseSummary
 }
 
 // shownPhases are the phases with their own statistics, in the order a
@@ -19,7 +19,7 @@ var shownPhases = [...]string{analyze.PhaseDecode, analyze.PhasePrefill, analyze
 
 // ShownPhase returns the phase a rank's tables and charts describe (decode,
 // else prefill, else mixed, else "all": every step) and its statistics.
-func ShownPhase(rk *analyze.Rank) (string, analyze.Phase) {
+func ShownPhase(rk *analyze.Rank) (string, analyze.PhaseSummary) {
 	pv := rankPhase(rk)
 	return pv.Name, pv.Phase
 }
@@ -36,18 +36,18 @@ func rankPhase(rk *analyze.Rank) phaseView {
 
 // phaseNamed returns the rank's phase of that name ("all" aggregates every
 // step).
-func phaseNamed(rk *analyze.Rank, name string) (analyze.Phase, bool) {
+func phaseNamed(rk *analyze.Rank, name string) (analyze.PhaseSummary, bool) {
 	switch name {
 	case "decode":
 		return rk.Decode, rk.Decode.Steps > 0
 	case "prefill":
 		if rk.Prefill == nil || rk.Prefill.Steps == 0 {
-			return analyze.Phase{}, false
+			return analyze.PhaseSummary{}, false
 		}
 		return *rk.Prefill, true
 	case "mixed":
 		if rk.Mixed == nil || rk.Mixed.Steps == 0 {
-			return analyze.Phase{}, false
+			return analyze.PhaseSummary{}, false
 		}
 		return *rk.Mixed, true
 	}
@@ -91,7 +91,7 @@ func groupRank(g analyze.Group) int {
 // BucketOrder returns the phase's buckets with time in the order every
 // table and chart lists them: grouped (communication first) and by time
 // descending within a group, ties by id.
-func BucketOrder(buckets []analyze.Bucket, p analyze.Phase) []analyze.Bucket {
+func BucketOrder(buckets []analyze.Bucket, p analyze.PhaseSummary) []analyze.Bucket {
 	rows := sortedBuckets(buckets, p)
 	out := make([]analyze.Bucket, len(rows))
 	for i, r := range rows {
@@ -102,7 +102,7 @@ func BucketOrder(buckets []analyze.Bucket, p analyze.Phase) []analyze.Bucket {
 
 // sortedBuckets returns the phase's buckets with time, grouped
 // (communication first) and by time descending within a group.
-func sortedBuckets(buckets []analyze.Bucket, p analyze.Phase) []bucketRow {
+func sortedBuckets(buckets []analyze.Bucket, p analyze.PhaseSummary) []bucketRow {
 	rows := make([]bucketRow, 0, len(p.Buckets))
 	for id, s := range p.Buckets {
 		if s.US == 0 && s.Count == 0 {

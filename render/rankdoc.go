@@ -63,7 +63,7 @@ func rankSummary(rk *analyze.Rank, pv phaseView) []string {
 }
 
 // phaseLine summarises one phase: steps, span statistics, kernel time, busy.
-func phaseLine(name string, p analyze.Phase) string {
+func phaseLine(name string, p analyze.PhaseSummary) string {
 	title := strings.ToUpper(name[:1]) + name[1:]
 	if name == "all" {
 		title = "All steps"
@@ -77,7 +77,7 @@ func phaseLine(name string, p analyze.Phase) string {
 }
 
 // bucketTable lists buckets with per-step time, calls and both shares.
-func bucketTable(rows []bucketRow, p analyze.Phase) *table {
+func bucketTable(rows []bucketRow, p analyze.PhaseSummary) *table {
 	t := &table{
 		Header: []string{"bucket", "group", "ms/step", "calls/step", "% kernel", "% span"},
 		Right:  []bool{false, false, true, true, true, true},
@@ -95,7 +95,7 @@ func bucketTable(rows []bucketRow, p analyze.Phase) *table {
 // SpanOverlapNote explains a phase's total "% span" over 100% ("" when
 // it is not): kernel time adds up the kernels of every stream, which may
 // run at once, while busy time is their union.
-func SpanOverlapNote(p analyze.Phase) string {
+func SpanOverlapNote(p analyze.PhaseSummary) string {
 	if p.SpanUS <= 0 || p.KernelUS <= p.SpanUS {
 		return ""
 	}

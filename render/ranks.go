@@ -60,7 +60,7 @@ func Ranks(r *analyze.Report, f Format) ([]byte, error) {
 // rankSegments stacks one rank's bar: non-communication buckets in order,
 // then transfer and wait (or the communication buckets when not split). It
 // returns the segments and the bar's end in us.
-func rankSegments(p analyze.Phase, buckets []analyze.Bucket, order []analyze.BucketID, y float64, present map[analyze.BucketID]bool) (boxes, float64) {
+func rankSegments(p analyze.PhaseSummary, buckets []analyze.Bucket, order []analyze.BucketID, y float64, present map[analyze.BucketID]bool) (boxes, float64) {
 	var segs boxes
 	x := 0.0
 	add := func(us float64, c box) {
@@ -92,7 +92,7 @@ func rankSegments(p analyze.Phase, buckets []analyze.Bucket, order []analyze.Buc
 }
 
 // rankEndLabel is the label at the end of a rank's bar.
-func rankEndLabel(p analyze.Phase, endUS float64) string {
+func rankEndLabel(p analyze.PhaseSummary, endUS float64) string {
 	if c := p.Comm; c != nil {
 		n := float64(max(p.Steps, 1))
 		return fmt.Sprintf("%s ms · wait %s ms (%s)", ms(endUS), ms(c.WaitUS/n), pct(c.WaitShare))

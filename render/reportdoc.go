@@ -211,7 +211,7 @@ func rankID(rank int) string {
 }
 
 // commPerStep sums the communication buckets' time per step.
-func commPerStep(buckets []analyze.Bucket, p analyze.Phase) float64 {
+func commPerStep(buckets []analyze.Bucket, p analyze.PhaseSummary) float64 {
 	var us float64
 	for id, s := range p.Buckets {
 		if bucketInfo(buckets, id).Group == analyze.GroupCommunication {

@@ -236,7 +236,7 @@ func slowestNote(rk *analyze.Rank) string {
 }
 
 // spanRefName says which span statistic slowestNote compares with.
-func spanRefName(p analyze.Phase) string {
+func spanRefName(p analyze.PhaseSummary) string {
 	if p.SpanP50US == 0 {
 		return "mean"
 	}

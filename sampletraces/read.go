@@ -33,4 +33,3 @@ func ReadJSON(path string, v any) error {
 	}
 	return nil
 }
-

@@ -27,16 +27,16 @@ type Options struct {
 
 // Diff is the comparison of two runs.
 type Diff struct {
-	// Headline is the first line a user reads, as render.DiffHeadlineText
+	// HeadlineText is the first line a user reads, as render.DiffHeadlineText
 	// words it from the fields below; set by the driver (Compare leaves it
 	// empty), kept in the JSON for its readers.
-	Headline string `json:"headline"`
-	Phase    string `json:"phase"` // the phase compared: decode, prefill or all
-	RankSel  string `json:"rank"`  // "all" (pooled) or the rank number
-	Noise    Method `json:"noise"` // how changes were tested against noise
-	Base     Side   `json:"base"`
-	Head     Side   `json:"head"`
-	Step     Step   `json:"step"` // the step span, with its noise test
+	HeadlineText string `json:"headline"`
+	Phase        string `json:"phase"` // the phase compared: decode, prefill or all
+	RankSel      string `json:"rank"`  // "all" (pooled) or the rank number
+	Noise        Method `json:"noise"` // how changes were tested against noise
+	Base         Side   `json:"base"`
+	Head         Side   `json:"head"`
+	Step         Step   `json:"step"` // the step span, with its noise test
 	// Buckets holds every bucket present on either side.
 	Buckets map[analyze.BucketID]BucketDiff `json:"buckets"`
 	// BucketOrder lists the bucket ids of Buckets, largest |delta_us| first.

@@ -158,7 +158,7 @@ func TestComparePublicPairs(t *testing.T) {
 			dc, dd := largestChange(db, dh)
 			top := d.BucketOrder[0]
 			t.Logf("%s\ndiff: largest change %s %+.0f us/step (%s %+.0f); direct: %s %+.0f us/step",
-				d.Headline, top, d.Buckets[top].DeltaUS, coarse(top), got[coarse(top)], dc, dd)
+				d.HeadlineText, top, d.Buckets[top].DeltaUS, coarse(top), got[coarse(top)], dc, dd)
 			// The name-only classifier cannot split the fine buckets, so the
 			// diff's largest-change bucket must fall in the direct
 			// comparison's largest-change class, changing the same way.

@@ -70,7 +70,7 @@ func TestCompareRealEagerCUDAGraph(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%s; launch delay p50 %.1f -> %.1f us; graph launches/step %.1f -> %.1f",
-		d.Headline, d.LaunchDelay.BaseP50US, d.LaunchDelay.HeadP50US, d.Step.BaseGraphLaunches, d.Step.HeadGraphLaunches)
+		d.HeadlineText, d.LaunchDelay.BaseP50US, d.LaunchDelay.HeadP50US, d.Step.BaseGraphLaunches, d.Step.HeadGraphLaunches)
 
 	checkSelf(t, base)
 	if self, _ := diff.Compare(base, base, diff.Options{}); self.Step.Verdict != "within noise" {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"kinetoscope/internal/testkit"
 	"testing"
 )
 
@@ -11,7 +12,7 @@ import (
 func testAttempts(t *testing.T, open opener) {
 	ctx := t.Context()
 	db := open(t)
-	must(t, db.Create(ctx, runAt("r", "r", 0, nil, file('a', 1))))
+	testkit.Must(t, db.Create(ctx, runAt("r", "r", 0, nil, file('a', 1))))
 	reading := Progress{Stage: "reading", TotalBytes: 1}
 	for _, step := range []struct {
 		op   string // start, handback, reopen
@@ -32,17 +33,17 @@ func testAttempts(t *testing.T, open opener) {
 				t.Fatalf("StartAnalysis: %d %v, want %d", n, err, step.want)
 			}
 		case "handback":
-			must(t, db.HandBack(ctx, "r", Progress{Stage: "queued"}))
+			testkit.Must(t, db.HandBack(ctx, "r", Progress{Stage: "queued"}))
 		case "reopen":
 			db = open(t)
 		}
 		r, err := db.Get(ctx, "r")
-		must(t, err)
+		testkit.Must(t, err)
 		if r.Status != step.st {
 			t.Errorf("after %s: status %s, want %s", step.op, r.Status, step.st)
 		}
 	}
-	must(t, db.SetStatus(ctx, "r", StatusFailed, Progress{Stage: "failed"}, "killed"))
+	testkit.Must(t, db.SetStatus(ctx, "r", StatusFailed, Progress{Stage: "failed"}, "killed"))
 	if n, err := db.StartAnalysis(ctx, "r", reading); n != 0 || err != nil {
 		t.Errorf("StartAnalysis of a failed run: %d %v, want 0 and no error", n, err)
 	}
@@ -50,7 +51,7 @@ func testAttempts(t *testing.T, open opener) {
 		t.Errorf("StartAnalysis of a missing run: %v, want ErrNotFound", err)
 	}
 	// A handback of a run that is not running changes nothing.
-	must(t, db.HandBack(ctx, "r", Progress{Stage: "queued"}))
+	testkit.Must(t, db.HandBack(ctx, "r", Progress{Stage: "queued"}))
 	if r, _ := db.Get(ctx, "r"); r.Status != StatusFailed {
 		t.Errorf("handback of a failed run made it %s", r.Status)
 	}
@@ -63,16 +64,16 @@ func testReset(t *testing.T, open opener) {
 	ctx := t.Context()
 	db := open(t)
 	for _, id := range []string{"done", "failed", "queued", "running"} {
-		must(t, db.Create(ctx, runAt(id, id, 0, nil, file('a', 1))))
+		testkit.Must(t, db.Create(ctx, runAt(id, id, 0, nil, file('a', 1))))
 	}
 	for range 3 {
 		_, err := db.StartAnalysis(ctx, "done", Progress{})
-		must(t, err)
+		testkit.Must(t, err)
 	}
-	must(t, db.SetReport(ctx, "done", []byte(`{"v":1}`), Progress{Stage: "done"}))
-	must(t, db.SetStatus(ctx, "failed", StatusFailed, Progress{Stage: "failed"}, "bad trace"))
+	testkit.Must(t, db.SetReport(ctx, "done", []byte(`{"v":1}`), Progress{Stage: "done"}))
+	testkit.Must(t, db.SetStatus(ctx, "failed", StatusFailed, Progress{Stage: "failed"}, "bad trace"))
 	_, err := db.StartAnalysis(ctx, "running", Progress{})
-	must(t, err)
+	testkit.Must(t, err)
 	for _, tc := range []struct {
 		id   string
 		want error
@@ -84,7 +85,7 @@ func testReset(t *testing.T, open opener) {
 	}
 	for _, id := range []string{"done", "failed"} {
 		r, err := db.Get(ctx, id)
-		must(t, err)
+		testkit.Must(t, err)
 		if r.Status != StatusQueued || r.Error != "" || r.Progress.Stage != "queued" {
 			t.Errorf("reset %s: %s %q %q, want queued with no error", id, r.Status, r.Error, r.Progress.Stage)
 		}
@@ -96,8 +97,8 @@ func testReset(t *testing.T, open opener) {
 		}
 	}
 	// The new report is written once, as the first was.
-	must(t, db.SetReport(ctx, "done", []byte(`{"v":2}`), Progress{Stage: "done"}))
-	must(t, db.SetReport(ctx, "done", []byte(`{"v":3}`), Progress{Stage: "done"}))
+	testkit.Must(t, db.SetReport(ctx, "done", []byte(`{"v":2}`), Progress{Stage: "done"}))
+	testkit.Must(t, db.SetReport(ctx, "done", []byte(`{"v":3}`), Progress{Stage: "done"}))
 	if rep, err := db.Report(ctx, "done"); err != nil || string(rep) != `{"v":2}` {
 		t.Errorf("report after reset: %s %v, want the first new one", rep, err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	"kinetoscope/internal/testkit"
 	"kinetoscope/internal/testkit/s3test"
 )
 
@@ -275,14 +276,14 @@ func TestBlobsPutOpen(t *testing.T) {
 			}
 			for _, data := range [][]byte{nil, []byte("hello"), big} {
 				sha := shaOf(data)
-				must(t, bs.Delete(ctx, sha))
+				testkit.Must(t, bs.Delete(ctx, sha))
 				if _, err := bs.Open(ctx, sha); !errors.Is(err, ErrNotFound) {
 					t.Errorf("Open after Delete: %v, want ErrNotFound", err)
 				}
 				if ok, err := bs.Has(ctx, sha); ok || err != nil {
 					t.Errorf("Has after Delete: %v %v", ok, err)
 				}
-				must(t, bs.Delete(ctx, sha))
+				testkit.Must(t, bs.Delete(ctx, sha))
 			}
 			if h := held(t); len(h.blobs)+len(h.tmp)+len(h.uploads) != 0 {
 				t.Errorf("store holds %+v after deleting every blob", h)
@@ -343,7 +344,7 @@ func TestBlobsConcurrentPut(t *testing.T) {
 				t.Errorf("store holds %+v, want one blob", h)
 			}
 			b, err := bs.Open(ctx, shaOf(data))
-			must(t, err)
+			testkit.Must(t, err)
 			defer b.Close()
 			if got, err := io.ReadAll(b); err != nil || !bytes.Equal(got, data) {
 				t.Errorf("read back %d bytes, %v", len(got), err)
@@ -405,7 +406,7 @@ func TestBlobsLargePut(t *testing.T) {
 				t.Errorf("heap in use grew by %d MB during a %d MB Put, want at most %d MB", growth>>20, size>>20, limit>>20)
 			}
 			b, err := bs.Open(ctx, sha)
-			must(t, err)
+			testkit.Must(t, err)
 			defer b.Close()
 			h := sha256.New()
 			if m, err := io.Copy(h, b); err != nil || m != size || hex.EncodeToString(h.Sum(nil)) != sha {

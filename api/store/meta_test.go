@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"kinetoscope/internal/testkit"
 	"kinetoscope/internal/testkit/pgtest"
 )
 
@@ -30,7 +31,7 @@ var backends = []struct {
 		path := filepath.Join(t.TempDir(), "runs.db")
 		return func(t *testing.T) Meta {
 			db, err := OpenSQLite(path)
-			must(t, err)
+			testkit.Must(t, err)
 			t.Cleanup(func() { db.Close() })
 			return db
 		}
@@ -39,7 +40,7 @@ var backends = []struct {
 		url := pgtest.New(t)
 		return func(t *testing.T) Meta {
 			db, err := OpenPostgres(t.Context(), url)
-			must(t, err)
+			testkit.Must(t, err)
 			t.Cleanup(func() { db.Close() })
 			return db
 		}
@@ -101,11 +102,11 @@ func testLifecycle(t *testing.T, open opener) {
 	ctx := t.Context()
 	db := open(t)
 	shared, own := file('a', 10), file('b', 20)
-	must(t, db.Create(ctx, newRun("r1", map[string]string{"gpu": "h100", "tp": "8"}, shared)))
+	testkit.Must(t, db.Create(ctx, newRun("r1", map[string]string{"gpu": "h100", "tp": "8"}, shared)))
 	time.Sleep(time.Millisecond)
-	must(t, db.Create(ctx, newRun("r2", map[string]string{"gpu": "h100"}, shared, own)))
-	must(t, db.SetStatus(ctx, "r1", StatusRunning, Progress{Stage: "reading", Bytes: 5}, ""))
-	must(t, db.SetReport(ctx, "r2", []byte(`{"ranks":[]}`), Progress{Stage: "done"}))
+	testkit.Must(t, db.Create(ctx, newRun("r2", map[string]string{"gpu": "h100"}, shared, own)))
+	testkit.Must(t, db.SetStatus(ctx, "r1", StatusRunning, Progress{Stage: "reading", Bytes: 5}, ""))
+	testkit.Must(t, db.SetReport(ctx, "r2", []byte(`{"ranks":[]}`), Progress{Stage: "done"}))
 	if err := db.Create(ctx, newRun("r1", nil)); err == nil {
 		t.Error("a second run with the same id was created")
 	}
@@ -119,7 +120,7 @@ func testLifecycle(t *testing.T, open opener) {
 		{map[string]string{"gpu": "mi300"}, ""},
 	} {
 		runs, total, err := db.List(ctx, ListOptions{Labels: tc.labels})
-		must(t, err)
+		testkit.Must(t, err)
 		if got := ids(runs); got != tc.want || total != len(runs) {
 			t.Errorf("List %v: %q (total %d), want %q", tc.labels, got, total, tc.want)
 		}
@@ -140,18 +141,18 @@ func testLifecycle(t *testing.T, open opener) {
 	}
 	// Deleting r2 frees only its own blob; r1 still uses the shared one.
 	orphans, err := db.Delete(ctx, "r2")
-	must(t, err)
+	testkit.Must(t, err)
 	if len(orphans) != 1 || orphans[0] != own.SHA256 {
 		t.Errorf("orphans of r2: %v", orphans)
 	}
 	if used, err := db.Referenced(ctx, own.SHA256); err != nil || used {
 		t.Errorf("Referenced after its run's Delete: %v %v", used, err)
 	}
-	must(t, db.Close())
+	testkit.Must(t, db.Close())
 
 	db = open(t)
 	r, err := db.Get(ctx, "r1")
-	must(t, err)
+	testkit.Must(t, err)
 	if r.Status != StatusRunning || r.Progress.Bytes != 5 || r.Labels["tp"] != "8" || len(r.Files) != 1 {
 		t.Errorf("r1 after reopening: %+v", r)
 	}
@@ -179,21 +180,21 @@ func testRoundTrip(t *testing.T, open opener) {
 		Created:  time.Unix(0, 1735787045123456789).UTC(),
 		Updated:  time.Unix(0, 1735787046987654321).UTC(),
 	}
-	must(t, db.Create(ctx, want))
+	testkit.Must(t, db.Create(ctx, want))
 	got, err := db.Get(ctx, "rt")
-	must(t, err)
+	testkit.Must(t, err)
 	sameRun(t, "Get", got, want)
 	runs, _, err := db.List(ctx, ListOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 	if len(runs) != 1 {
 		t.Fatalf("List: %d runs", len(runs))
 	}
 	sameRun(t, "List", runs[0], want)
 
 	// A run without labels or files has empty ones, not nil.
-	must(t, db.Create(ctx, runAt("bare", "bare", 0, nil)))
+	testkit.Must(t, db.Create(ctx, runAt("bare", "bare", 0, nil)))
 	bare, err := db.Get(ctx, "bare")
-	must(t, err)
+	testkit.Must(t, err)
 	if bare.Labels == nil || bare.Files == nil || len(bare.Labels)+len(bare.Files) != 0 {
 		t.Errorf("run without labels or files: %#v %#v", bare.Labels, bare.Files)
 	}
@@ -220,11 +221,11 @@ func testList(t *testing.T, open opener) {
 		runAt("c", "Llama-7b", 2, map[string]string{"gpu": "h100", "team": "y"}),
 		runAt("d", "gpt", 3, nil),
 	} {
-		must(t, db.Create(ctx, r))
+		testkit.Must(t, db.Create(ctx, r))
 	}
-	must(t, db.SetStatus(ctx, "b2", StatusFailed, Progress{Stage: "failed"}, "boom"))
-	must(t, db.SetReport(ctx, "c", []byte("{}"), Progress{Stage: "done"}))
-	must(t, db.SetReport(ctx, "a", []byte("{}"), Progress{Stage: "done"}))
+	testkit.Must(t, db.SetStatus(ctx, "b2", StatusFailed, Progress{Stage: "failed"}, "boom"))
+	testkit.Must(t, db.SetReport(ctx, "c", []byte("{}"), Progress{Stage: "done"}))
+	testkit.Must(t, db.SetReport(ctx, "a", []byte("{}"), Progress{Stage: "done"}))
 	for _, tc := range []struct {
 		name  string
 		opt   ListOptions
@@ -259,7 +260,7 @@ func testList(t *testing.T, open opener) {
 	}
 	// Listed runs carry their labels and files.
 	runs, _, err := db.List(ctx, ListOptions{Labels: map[string]string{"team": "y"}})
-	must(t, err)
+	testkit.Must(t, err)
 	if len(runs) != 1 || runs[0].Labels["gpu"] != "h100" || runs[0].Status != StatusDone {
 		t.Errorf("listed run: %+v", runs)
 	}
@@ -270,10 +271,10 @@ func testListDefaultLimit(t *testing.T, open opener) {
 	ctx := t.Context()
 	db := open(t)
 	for i := range 52 {
-		must(t, db.Create(ctx, runAt(fmt.Sprintf("r%02d", i), "r", i, nil)))
+		testkit.Must(t, db.Create(ctx, runAt(fmt.Sprintf("r%02d", i), "r", i, nil)))
 	}
 	runs, total, err := db.List(ctx, ListOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 	if len(runs) != 50 || total != 52 || runs[0].ID != "r51" || runs[49].ID != "r02" {
 		t.Errorf("default page: %d runs of %d, %s..%s", len(runs), total, runs[0].ID, runs[len(runs)-1].ID)
 	}
@@ -282,7 +283,7 @@ func testListDefaultLimit(t *testing.T, open opener) {
 func testNotFound(t *testing.T, open opener) {
 	ctx := t.Context()
 	db := open(t)
-	must(t, db.Create(ctx, runAt("here", "here", 0, nil)))
+	testkit.Must(t, db.Create(ctx, runAt("here", "here", 0, nil)))
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -315,10 +316,10 @@ func testReportBytes(t *testing.T, open opener) {
 		big,
 	} {
 		id := fmt.Sprintf("rep%d", i)
-		must(t, db.Create(ctx, runAt(id, id, i, nil)))
-		must(t, db.SetReport(ctx, id, rep, Progress{Stage: "done"}))
+		testkit.Must(t, db.Create(ctx, runAt(id, id, i, nil)))
+		testkit.Must(t, db.SetReport(ctx, id, rep, Progress{Stage: "done"}))
 		got, err := db.Report(ctx, id)
-		must(t, err)
+		testkit.Must(t, err)
 		if !bytes.Equal(got, rep) {
 			t.Errorf("report %d: %d bytes back of %d, or not the same", i, len(got), len(rep))
 		}
@@ -329,20 +330,20 @@ func testReportBytes(t *testing.T, open opener) {
 func testReportOnce(t *testing.T, open opener) {
 	ctx := t.Context()
 	db := open(t)
-	must(t, db.Create(ctx, runAt("r", "r", 0, nil)))
-	must(t, db.SetReport(ctx, "r", []byte(`{"first":true}`), Progress{Stage: "done", Events: 1}))
+	testkit.Must(t, db.Create(ctx, runAt("r", "r", 0, nil)))
+	testkit.Must(t, db.SetReport(ctx, "r", []byte(`{"first":true}`), Progress{Stage: "done", Events: 1}))
 	before, err := db.Get(ctx, "r")
-	must(t, err)
+	testkit.Must(t, err)
 	if err := db.SetReport(ctx, "r", []byte(`{"second":true}`), Progress{Stage: "done", Events: 2}); err != nil {
 		t.Fatalf("second SetReport: %v, want nil", err)
 	}
 	rep, err := db.Report(ctx, "r")
-	must(t, err)
+	testkit.Must(t, err)
 	if string(rep) != `{"first":true}` {
 		t.Errorf("report after a second SetReport: %s", rep)
 	}
 	after, err := db.Get(ctx, "r")
-	must(t, err)
+	testkit.Must(t, err)
 	sameRun(t, "run after a second SetReport", after, before)
 }
 
@@ -353,12 +354,12 @@ func testLink(t *testing.T, open opener) {
 	db := open(t)
 	r := runAt("r", "r", 0, nil)
 	r.Link = "120"
-	must(t, db.Create(ctx, r))
-	must(t, db.SetReport(ctx, "r", []byte(`{"made":"with 120"}`), Progress{Stage: "done"}))
+	testkit.Must(t, db.Create(ctx, r))
+	testkit.Must(t, db.SetReport(ctx, "r", []byte(`{"made":"with 120"}`), Progress{Stage: "done"}))
 	for _, link := range []string{"nvlink3", "", "pcie4x16"} {
-		must(t, db.SetLink(ctx, "r", link))
+		testkit.Must(t, db.SetLink(ctx, "r", link))
 		got, err := open(t).Get(ctx, "r")
-		must(t, err)
+		testkit.Must(t, err)
 		if got.Link != link || got.Status != StatusDone {
 			t.Errorf("after SetLink(%q): link %q, status %s", link, got.Link, got.Status)
 		}
@@ -376,7 +377,7 @@ func testLink(t *testing.T, open opener) {
 func testStatusOnce(t *testing.T, open opener) {
 	ctx := t.Context()
 	db := open(t)
-	must(t, db.Create(ctx, runAt("r", "r", 0, nil)))
+	testkit.Must(t, db.Create(ctx, runAt("r", "r", 0, nil)))
 	for _, tc := range []struct {
 		st      Status
 		errText string
@@ -387,22 +388,22 @@ func testStatusOnce(t *testing.T, open opener) {
 		{StatusRunning, "", StatusRunning}, // a failed run may be retried
 		{StatusQueued, "", StatusQueued},
 	} {
-		must(t, db.SetStatus(ctx, "r", tc.st, Progress{Stage: string(tc.st)}, tc.errText))
+		testkit.Must(t, db.SetStatus(ctx, "r", tc.st, Progress{Stage: string(tc.st)}, tc.errText))
 		r, err := db.Get(ctx, "r")
-		must(t, err)
+		testkit.Must(t, err)
 		if r.Status != tc.want || r.Error != tc.errText || r.Progress.Stage != string(tc.st) {
 			t.Errorf("after SetStatus %s: %s %q %q", tc.st, r.Status, r.Error, r.Progress.Stage)
 		}
 	}
-	must(t, db.SetReport(ctx, "r", []byte("{}"), Progress{Stage: "done", Events: 7}))
+	testkit.Must(t, db.SetReport(ctx, "r", []byte("{}"), Progress{Stage: "done", Events: 7}))
 	done, err := db.Get(ctx, "r")
-	must(t, err)
+	testkit.Must(t, err)
 	for _, st := range []Status{StatusRunning, StatusFailed, StatusQueued, StatusDone} {
 		if err := db.SetStatus(ctx, "r", st, Progress{Stage: "reading"}, "late"); err != nil {
 			t.Errorf("SetStatus %s of a done run: %v, want nil", st, err)
 		}
 		r, err := db.Get(ctx, "r")
-		must(t, err)
+		testkit.Must(t, err)
 		sameRun(t, "done run after SetStatus "+string(st), r, done)
 	}
 	if un, err := db.Unfinished(ctx); err != nil || len(un) != 0 {
@@ -422,20 +423,20 @@ func testCounts(t *testing.T, open opener) {
 	// Created out of order: Unfinished is oldest first.
 	for _, r := range []*Run{runAt("q2", "q", 5, nil), runAt("q1", "q", 1, nil), runAt("run", "r", 3, nil),
 		runAt("d1", "d", 0, nil), runAt("d2", "d", 2, nil), runAt("f", "f", 4, nil)} {
-		must(t, db.Create(ctx, r))
+		testkit.Must(t, db.Create(ctx, r))
 	}
-	must(t, db.SetStatus(ctx, "run", StatusRunning, Progress{}, ""))
-	must(t, db.SetStatus(ctx, "f", StatusFailed, Progress{}, "x"))
-	must(t, db.SetReport(ctx, "d1", []byte("{}"), Progress{}))
-	must(t, db.SetReport(ctx, "d2", []byte("{}"), Progress{}))
+	testkit.Must(t, db.SetStatus(ctx, "run", StatusRunning, Progress{}, ""))
+	testkit.Must(t, db.SetStatus(ctx, "f", StatusFailed, Progress{}, "x"))
+	testkit.Must(t, db.SetReport(ctx, "d1", []byte("{}"), Progress{}))
+	testkit.Must(t, db.SetReport(ctx, "d2", []byte("{}"), Progress{}))
 	c, err := db.Counts(ctx)
-	must(t, err)
+	testkit.Must(t, err)
 	want := map[Status]int{StatusQueued: 2, StatusRunning: 1, StatusDone: 2, StatusFailed: 1}
 	if !maps.Equal(c, want) {
 		t.Errorf("Counts: %v, want %v", c, want)
 	}
 	un, err := db.Unfinished(ctx)
-	must(t, err)
+	testkit.Must(t, err)
 	if got := strings.Join(un, " "); got != "q1 run q2" {
 		t.Errorf("Unfinished: %q, want oldest first", got)
 	}
@@ -472,7 +473,7 @@ func testConcurrentRuns(t *testing.T, open opener) {
 		t.Error(err)
 	}
 	runs, total, err := db.List(ctx, ListOptions{Labels: map[string]string{"all": "yes"}, Status: StatusDone, Limit: 100})
-	must(t, err)
+	testkit.Must(t, err)
 	if total != n || len(runs) != n {
 		t.Fatalf("%d runs listed (total %d), want %d", len(runs), total, n)
 	}
@@ -491,7 +492,7 @@ func testConcurrentRuns(t *testing.T, open opener) {
 func testConcurrentReports(t *testing.T, open opener) {
 	ctx := t.Context()
 	db := open(t)
-	must(t, db.Create(ctx, runAt("r", "r", 0, nil)))
+	testkit.Must(t, db.Create(ctx, runAt("r", "r", 0, nil)))
 	const n = 8
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -501,11 +502,11 @@ func testConcurrentReports(t *testing.T, open opener) {
 		})
 	}
 	wg.Wait()
-	must(t, errors.Join(errs...))
+	testkit.Must(t, errors.Join(errs...))
 	r, err := db.Get(ctx, "r")
-	must(t, err)
+	testkit.Must(t, err)
 	rep, err := db.Report(ctx, "r")
-	must(t, err)
+	testkit.Must(t, err)
 	if want := fmt.Sprintf(`{"by":%d}`, r.Progress.Events); string(rep) != want || r.Status != StatusDone {
 		t.Errorf("report %s with the progress of %d (%s)", rep, r.Progress.Events, r.Status)
 	}
@@ -519,7 +520,7 @@ func testConcurrentDeletes(t *testing.T, open opener) {
 	const n = 8
 	shared := file('s', 1)
 	for i := range n {
-		must(t, db.Create(ctx, runAt(fmt.Sprint(i), "r", i, nil, file(byte('a'+i), 1), shared)))
+		testkit.Must(t, db.Create(ctx, runAt(fmt.Sprint(i), "r", i, nil, file(byte('a'+i), 1), shared)))
 	}
 	var wg sync.WaitGroup
 	orphans := make([][]string, n)
@@ -528,7 +529,7 @@ func testConcurrentDeletes(t *testing.T, open opener) {
 		wg.Go(func() { orphans[i], errs[i] = db.Delete(ctx, fmt.Sprint(i)) })
 	}
 	wg.Wait()
-	must(t, errors.Join(errs...))
+	testkit.Must(t, errors.Join(errs...))
 	sharedOrphaned := 0
 	for i, o := range orphans {
 		own := file(byte('a'+i), 1).SHA256
@@ -551,12 +552,12 @@ func testHolds(t *testing.T, open opener) {
 	ctx := t.Context()
 	db, other := open(t), open(t) // two processes sharing the store
 	shared, lone := file('a', 10), file('c', 30)
-	must(t, db.Create(ctx, newRun("r1", nil, shared)))
-	must(t, db.Hold(ctx, shared.SHA256, "upload-1", time.Now().Add(time.Hour)))
-	must(t, db.Hold(ctx, shared.SHA256, "upload-1", time.Now().Add(time.Hour)))  // twice: one hold
-	must(t, db.Hold(ctx, lone.SHA256, "upload-2", time.Now().Add(-time.Second))) // expired
+	testkit.Must(t, db.Create(ctx, newRun("r1", nil, shared)))
+	testkit.Must(t, db.Hold(ctx, shared.SHA256, "upload-1", time.Now().Add(time.Hour)))
+	testkit.Must(t, db.Hold(ctx, shared.SHA256, "upload-1", time.Now().Add(time.Hour)))  // twice: one hold
+	testkit.Must(t, db.Hold(ctx, lone.SHA256, "upload-2", time.Now().Add(-time.Second))) // expired
 	orphans, err := other.Delete(ctx, "r1")
-	must(t, err)
+	testkit.Must(t, err)
 	if len(orphans) != 0 {
 		t.Errorf("delete of the run sharing a held blob: orphans %v, want none", orphans)
 	}
@@ -572,17 +573,17 @@ func testHolds(t *testing.T, open opener) {
 			t.Errorf("%s: Referenced = %v, %v; want %v", tc.what, used, err, tc.want)
 		}
 	}
-	must(t, db.Release(ctx, "upload-2")) // releases nothing of upload-1
+	testkit.Must(t, db.Release(ctx, "upload-2")) // releases nothing of upload-1
 	if used, _ := other.Referenced(ctx, shared.SHA256); !used {
 		t.Error("another upload's release ended the hold")
 	}
-	must(t, db.Release(ctx, "upload-1"))
+	testkit.Must(t, db.Release(ctx, "upload-1"))
 	if used, err := other.Referenced(ctx, shared.SHA256); err != nil || used {
 		t.Errorf("released: Referenced = %v, %v; want false", used, err)
 	}
-	must(t, db.Create(ctx, newRun("r2", nil, shared)))
-	must(t, db.Hold(ctx, shared.SHA256, "upload-3", time.Now().Add(time.Hour)))
-	must(t, db.Release(ctx, "upload-3"))
+	testkit.Must(t, db.Create(ctx, newRun("r2", nil, shared)))
+	testkit.Must(t, db.Hold(ctx, shared.SHA256, "upload-3", time.Now().Add(time.Hour)))
+	testkit.Must(t, db.Release(ctx, "upload-3"))
 	if orphans, err := other.Delete(ctx, "r2"); err != nil || len(orphans) != 1 || orphans[0] != shared.SHA256 {
 		t.Errorf("delete after the hold ended: orphans %v, %v; want [%s]", orphans, err, shared.SHA256)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"kinetoscope/internal/testkit"
 	"kinetoscope/internal/testkit/pgtest"
 )
 
@@ -54,10 +55,10 @@ CREATE INDEX IF NOT EXISTS run_labels_kv ON run_labels(key, value);
 func sqliteVersion(t *testing.T, path string) int64 {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path)
-	must(t, err)
+	testkit.Must(t, err)
 	defer db.Close()
 	var v int64
-	must(t, db.QueryRow(`SELECT max(version_id) FROM goose_db_version WHERE is_applied`).Scan(&v))
+	testkit.Must(t, db.QueryRow(`SELECT max(version_id) FROM goose_db_version WHERE is_applied`).Scan(&v))
 	return v
 }
 
@@ -67,9 +68,9 @@ func TestSQLiteLegacy(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "runs.db")
 	old, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
-	must(t, err)
+	testkit.Must(t, err)
 	_, err = old.Exec(legacySchema)
-	must(t, err)
+	testkit.Must(t, err)
 	created := time.Date(2024, 5, 6, 7, 8, 9, 123456789, time.UTC)
 	for _, q := range []struct {
 		q    string
@@ -84,9 +85,9 @@ func TestSQLiteLegacy(t *testing.T) {
 		{`INSERT INTO run_labels (run_id, key, value) VALUES (?, ?, ?)`, []any{"old1", "gpu", "a100"}},
 	} {
 		_, err := old.Exec(q.q, q.args...)
-		must(t, err)
+		testkit.Must(t, err)
 	}
-	must(t, old.Close())
+	testkit.Must(t, old.Close())
 
 	for i := range 2 { // migrated, then already current
 		db, err := OpenSQLite(path)
@@ -94,7 +95,7 @@ func TestSQLiteLegacy(t *testing.T) {
 			t.Fatalf("open #%d of a legacy database: %v", i+1, err)
 		}
 		r, err := db.Get(ctx, "old1")
-		must(t, err)
+		testkit.Must(t, err)
 		if r.Name != "old run" || r.Status != StatusDone || r.Progress.Events != 3 || r.Labels["gpu"] != "a100" ||
 			len(r.Files) != 1 || r.Files[0].Name != "rank0.json.gz" || !r.Created.Equal(created) {
 			t.Errorf("legacy run after open #%d: %+v", i+1, r)
@@ -106,7 +107,7 @@ func TestSQLiteLegacy(t *testing.T) {
 		if un, err := db.Unfinished(ctx); err != nil || len(un) != 1 || un[0] != "old2" {
 			t.Errorf("legacy unfinished: %v %v", un, err)
 		}
-		must(t, db.Close())
+		testkit.Must(t, db.Close())
 		if v, want := sqliteVersion(t, path), int64(latestVersion(t, "sqlite")); v != want {
 			t.Errorf("version after open #%d: %d, want %d", i+1, v, want)
 		}
@@ -154,10 +155,10 @@ func TestPostgresMigrationLock(t *testing.T) {
 	ctx := t.Context()
 	url := pgtest.New(t)
 	holder, err := pgx.Connect(ctx, url)
-	must(t, err)
+	testkit.Must(t, err)
 	defer holder.Close(context.Background())
 	_, err = holder.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrationLockID)
-	must(t, err)
+	testkit.Must(t, err)
 	done := make(chan error, 1)
 	go func() {
 		db, err := OpenPostgres(ctx, url)
@@ -175,10 +176,10 @@ func TestPostgresMigrationLock(t *testing.T) {
 		t.Fatal("migrated while another replica held the migration lock")
 	}
 	_, err = holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, migrationLockID)
-	must(t, err)
+	testkit.Must(t, err)
 	select {
 	case err := <-done:
-		must(t, err)
+		testkit.Must(t, err)
 	case <-time.After(30 * time.Second):
 		t.Fatal("still waiting 30s after the lock was released")
 	}
@@ -211,7 +212,7 @@ func TestOpenMeta(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.name == "sqlite relative in a directory" {
-				must(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+				testkit.Must(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
 			}
 			m, err := OpenMeta(t.Context(), tc.url)
 			if tc.kind == "" {
@@ -229,7 +230,7 @@ func TestOpenMeta(t *testing.T) {
 				}
 				return
 			}
-			must(t, err)
+			testkit.Must(t, err)
 			defer m.Close()
 			switch m.(type) {
 			case *SQLite:
@@ -244,7 +245,7 @@ func TestOpenMeta(t *testing.T) {
 				t.Fatalf("OpenMeta(%q) is %T", tc.url, m)
 			}
 			// It works, and it is where the URL says.
-			must(t, m.Create(t.Context(), runAt(tc.name, "x", 0, nil)))
+			testkit.Must(t, m.Create(t.Context(), runAt(tc.name, "x", 0, nil)))
 			if _, err := m.Get(t.Context(), tc.name); err != nil {
 				t.Error(err)
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	"kinetoscope/internal/testkit"
 	"kinetoscope/internal/testkit/s3test"
 )
 
@@ -95,10 +96,10 @@ func TestS3PutFailures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr, err := minio.DefaultTransport(false)
-			must(t, err)
+			testkit.Must(t, err)
 			ft := &failingTransport{rt: tr, fail: tc.fail}
 			s, err := openS3(context.Background(), s3test.New(t), ft)
-			must(t, err)
+			testkit.Must(t, err)
 			s.partSize = 5 << 20
 			if tc.multicopy {
 				s.copyPartSize = 5 << 20
@@ -119,7 +120,7 @@ func TestS3PutFailures(t *testing.T) {
 func TestS3MultipartCopy(t *testing.T) {
 	ctx := context.Background()
 	tr, err := minio.DefaultTransport(false)
-	must(t, err)
+	testkit.Must(t, err)
 	var parts atomic.Int32 // the copy-part requests
 	copies := &failingTransport{rt: tr, fail: func(r *http.Request) bool {
 		if r.Header.Get("X-Amz-Copy-Source") != "" && r.URL.Query().Has("partNumber") {
@@ -128,7 +129,7 @@ func TestS3MultipartCopy(t *testing.T) {
 		return false
 	}}
 	s, err := openS3(ctx, s3test.New(t), copies)
-	must(t, err)
+	testkit.Must(t, err)
 	s.partSize, s.copyPartSize = 5<<20, 6<<20
 	data := genBytes(8, 20<<20+3)
 	sha, n, err := s.Put(ctx, bytes.NewReader(data))
@@ -139,7 +140,7 @@ func TestS3MultipartCopy(t *testing.T) {
 		t.Errorf("copied in %d parts, want 4 (20 MiB in parts of at most 6 MiB)", got)
 	}
 	b, err := s.Open(ctx, sha)
-	must(t, err)
+	testkit.Must(t, err)
 	defer b.Close()
 	if got, err := io.ReadAll(b); err != nil || !bytes.Equal(got, data) {
 		t.Errorf("read back %d bytes (%v), want %d equal bytes", len(got), err, len(data))
@@ -156,24 +157,24 @@ func TestS3Sweep(t *testing.T) {
 	ctx := context.Background()
 	s := openTestS3(t)
 	sha, _, err := s.Put(ctx, strings.NewReader("kept"))
-	must(t, err)
+	testkit.Must(t, err)
 	// What a process killed mid-upload leaves: an incomplete upload with
 	// a part, and a finished temporary object not yet copied.
 	id, err := s.core.NewMultipartUpload(ctx, s.bucket, "tmp/killed-upload", minio.PutObjectOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 	_, err = s.core.PutObjectPart(ctx, s.bucket, "tmp/killed-upload", id, 1, bytes.NewReader(genBytes(9, 1<<20)), 1<<20, minio.PutObjectPartOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 	_, err = s.client.PutObject(ctx, s.bucket, "tmp/killed-before-copy", strings.NewReader("tmp"), 3, minio.PutObjectOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 	// And a multipart copy (of a blob over 5 GiB) killed before completion.
 	copyKey := blobKey(strings.Repeat("ab", 32))
 	copyID, err := s.core.NewMultipartUpload(ctx, s.bucket, copyKey, minio.PutObjectOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 	// Not the store's: a sweep leaves them.
 	otherID, err := s.core.NewMultipartUpload(ctx, s.bucket, "other/upload", minio.PutObjectOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 	_, err = s.client.PutObject(ctx, s.bucket, "other/object", strings.NewReader("x"), 1, minio.PutObjectOptions{})
-	must(t, err)
+	testkit.Must(t, err)
 
 	all := holdings{
 		blobs:   []string{"other/object", blobKey(sha)},
@@ -208,7 +209,7 @@ func TestOpenS3(t *testing.T) {
 	ctx := context.Background()
 	good := s3test.New(t) // sets the credentials
 	u, err := url.Parse(good)
-	must(t, err)
+	testkit.Must(t, err)
 	endpoint := u.Query().Get("endpoint")
 	for _, tc := range []struct {
 		name    string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"kinetoscope/internal/testkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,19 +62,12 @@ func TestDirPut(t *testing.T) {
 	if ok, err := d.Has(ctx, sha); !ok || err != nil {
 		t.Fatalf("Has of a stored blob: %v %v", ok, err)
 	}
-	must(t, d.Delete(ctx, sha))
+	testkit.Must(t, d.Delete(ctx, sha))
 	if _, err := d.Open(ctx, sha); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Open after Delete: %v", err)
 	}
 	if ok, err := d.Has(ctx, sha); ok || err != nil {
 		t.Fatalf("Has after Delete: %v %v", ok, err)
-	}
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"kinetoscope/internal/testkit"
 	"kinetoscope/internal/testkit/s3test"
 )
 
@@ -71,9 +72,9 @@ func TestS3ReadErrors(t *testing.T) {
 				rt = cutTransport{rt, tc.cut}
 			}
 			s, err := openS3(t.Context(), url, rt)
-			must(t, err)
+			testkit.Must(t, err)
 			sha, _, err := s.Put(t.Context(), bytes.NewReader(data))
-			must(t, err)
+			testkit.Must(t, err)
 			if tc.down == "open" {
 				s3test.Down(t)
 			}
@@ -103,11 +104,11 @@ func TestS3ReadErrors(t *testing.T) {
 // blob is io.EOF, not an error.
 func TestDirReadErrors(t *testing.T) {
 	d, err := OpenDir(t.TempDir())
-	must(t, err)
+	testkit.Must(t, err)
 	sha, _, err := d.Put(context.Background(), strings.NewReader("content"))
-	must(t, err)
+	testkit.Must(t, err)
 	b, err := d.Open(context.Background(), sha)
-	must(t, err)
+	testkit.Must(t, err)
 	if got, err := io.ReadAll(b); err != nil || string(got) != "content" {
 		t.Fatalf("read: %q %v", got, err)
 	}

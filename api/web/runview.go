@@ -58,7 +58,7 @@ func newRunView(r *analyze.Report, rankQuery, stepQuery string) *runView {
 	}
 	v.Rank = &r.Ranks[sel]
 	v.RankNum = v.Rank.Rank
-	var ph analyze.Phase
+	var ph analyze.PhaseSummary
 	v.Phase, ph = phaseOf(v.Rank)
 	v.Buckets, v.Total = phaseBuckets(r, ph)
 	v.Overlap = render.SpanOverlapNote(ph)
@@ -77,7 +77,7 @@ func newRunView(r *analyze.Report, rankQuery, stepQuery string) *runView {
 
 // phaseOf returns the phase a rank's tables show, as render chooses it,
 // with every step called "all steps".
-func phaseOf(rk *analyze.Rank) (string, analyze.Phase) {
+func phaseOf(rk *analyze.Rank) (string, analyze.PhaseSummary) {
 	name, ph := render.ShownPhase(rk)
 	if name == "all" {
 		name = "all steps"
@@ -87,7 +87,7 @@ func phaseOf(rk *analyze.Rank) (string, analyze.Phase) {
 
 // phaseBuckets returns a phase's buckets in render's order (by group,
 // then by time within the group), without empty ones, and their total.
-func phaseBuckets(r *analyze.Report, ph analyze.Phase) ([]bucketRow, bucketRow) {
+func phaseBuckets(r *analyze.Report, ph analyze.PhaseSummary) ([]bucketRow, bucketRow) {
 	var rows []bucketRow
 	for _, b := range render.BucketOrder(reportBuckets(r), ph) {
 		rows = append(rows, bucketRow{Label: b.Label, Group: b.Group, BucketShare: ph.Buckets[b.ID]})

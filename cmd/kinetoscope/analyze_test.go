@@ -77,14 +77,14 @@ func TestRunAnalyzeErrors(t *testing.T) {
 	path := testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz")
 	dir := t.TempDir()
 	png := filepath.Join(dir, "chart.json")
-	must(t, os.WriteFile(png, []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), 0o644))
+	testkit.Must(t, os.WriteFile(png, []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), 0o644))
 	others := t.TempDir()
-	must(t, os.WriteFile(filepath.Join(others, "a.png"), []byte("x"), 0o644))
-	must(t, os.WriteFile(filepath.Join(others, "notes.txt"), []byte("x"), 0o644))
+	testkit.Must(t, os.WriteFile(filepath.Join(others, "a.png"), []byte("x"), 0o644))
+	testkit.Must(t, os.WriteFile(filepath.Join(others, "notes.txt"), []byte("x"), 0o644))
 	gz, err := os.ReadFile(path)
-	must(t, err)
+	testkit.Must(t, err)
 	truncated := filepath.Join(dir, "cut.json.gz")
-	must(t, os.WriteFile(truncated, gz[:len(gz)/2], 0o644))
+	testkit.Must(t, os.WriteFile(truncated, gz[:len(gz)/2], 0o644))
 	tests := []struct {
 		args []string
 		want string
@@ -112,13 +112,6 @@ func TestRunAnalyzeErrors(t *testing.T) {
 	}
 }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // analyze of the rank files given one by one is the analysis of their
 // directory; --rank shows one rank's sections and keeps the alignment
 // across ranks.
@@ -140,8 +133,8 @@ func TestRunAnalyzePathsAndRank(t *testing.T) {
 			Rank int `json:"rank"`
 		} `json:"ranks"`
 	}
-	must(t, json.Unmarshal([]byte(whole), &a))
-	must(t, json.Unmarshal([]byte(split), &b))
+	testkit.Must(t, json.Unmarshal([]byte(whole), &a))
+	testkit.Must(t, json.Unmarshal([]byte(split), &b))
 	if len(b.Ranks) != 2 || string(a.Headline) != string(b.Headline) || string(a.Collectives) != string(b.Collectives) {
 		t.Errorf("two rank files: %d ranks, headline and collectives equal to the directory's: %v, %v",
 			len(b.Ranks), string(a.Headline) == string(b.Headline), string(a.Collectives) == string(b.Collectives))
@@ -171,9 +164,9 @@ func TestRunDuplicateRank(t *testing.T) {
 	var copies []string
 	for i, f := range rank0 {
 		b, err := os.ReadFile(f)
-		must(t, err)
+		testkit.Must(t, err)
 		c := filepath.Join(dir, []string{"a", "b"}[i]+"_"+filepath.Base(f))
-		must(t, os.WriteFile(c, b, 0o644))
+		testkit.Must(t, os.WriteFile(c, b, 0o644))
 		copies = append(copies, c)
 	}
 	out := filepath.Join(t.TempDir(), "c.svg")
