@@ -35,15 +35,17 @@ func (s *Server) reanalyseRun(c echo.Context) error {
 	case err != nil:
 		return notFound(err)
 	}
+	// The answer is the run as this request left it, queued: read before
+	// the in-process queue may start it.
+	run, err = s.Run(ctx, id)
+	if err != nil {
+		return err
+	}
 	if s.queue == nil {
 		s.enqueue(id)
 	}
 	s.images.dropRun(id)
 	s.log.Info("run queued for a new analysis", "run", id, "replica", s.replica)
-	run, err = s.Run(ctx, id)
-	if err != nil {
-		return err
-	}
 	url := "/api/v1/runs/" + id
 	c.Response().Header().Set(echo.HeaderLocation, url)
 	return c.JSON(http.StatusAccepted, map[string]any{"id": id, "status": run.Status, "status_url": url, "run": run})
