@@ -54,9 +54,10 @@ type LayerFold struct {
 	PerLayer []LayerStat `json:"per_layer"`
 	// Slots has one entry per position in the repeated layer.
 	Slots []LayerSlot `json:"slots"`
-	// Outliers lists the layers whose mean time is at least
-	// LayerOutlierRatio times the median layer's.
-	Outliers []int `json:"outliers,omitempty"`
+	// MedianLayerUS is the median of the layers' mean times; Outliers lists
+	// the layers whose mean time is at least LayerOutlierRatio times it.
+	MedianLayerUS float64 `json:"median_layer_us"`
+	Outliers      []int   `json:"outliers,omitempty"`
 }
 
 // LayerStat is one layer over the folded steps. Its time runs from its
@@ -551,7 +552,8 @@ func (a *layerAcc) finish(lf *LayerFold, f fold) {
 		lf.PerLayer = append(lf.PerLayer, st)
 		means[l] = st.MeanUS
 	}
-	med := medianFloat(means)
+	med := median(means)
+	lf.MedianLayerUS = med
 	for l, m := range means {
 		if med > 0 && m >= LayerOutlierRatio*med {
 			lf.Outliers = append(lf.Outliers, l)
@@ -660,18 +662,12 @@ func meanUS(ns []int64) float64 {
 	return us(s) / float64(len(ns))
 }
 
-func median(xs []int) int {
+// median returns the upper median of xs (its middle element once sorted,
+// the upper of the two for an even count); zero for none.
+func median[T cmp.Ordered](xs []T) T {
+	var zero T
 	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-func medianFloat(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
+		return zero
 	}
 	s := slices.Clone(xs)
 	slices.Sort(s)

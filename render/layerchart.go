@@ -82,7 +82,7 @@ func layerOutlierNote(lf *analyze.LayerFold) string {
 	if len(lf.Outliers) == 0 {
 		return fmt.Sprintf("No layer is %.1fx the median layer's time or more.", analyze.LayerOutlierRatio)
 	}
-	med := medianLayerUS(lf)
+	med := lf.MedianLayerUS
 	var parts []string
 	for _, l := range lf.Outliers {
 		parts = append(parts, fmt.Sprintf("layer %d %s ms (%.2fx)", l, ms(lf.PerLayer[l].MeanUS), lf.PerLayer[l].MeanUS/med))

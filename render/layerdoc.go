@@ -60,23 +60,13 @@ func LayerSummary(lf *analyze.LayerFold) string {
 	s += "."
 	if len(lf.Outliers) > 0 {
 		var names []string
-		med := medianLayerUS(lf)
+		med := lf.MedianLayerUS
 		for _, l := range lf.Outliers {
 			names = append(names, fmt.Sprintf("layer %d (%s ms, %.2fx the median layer)", l, ms(lf.PerLayer[l].MeanUS), lf.PerLayer[l].MeanUS/med))
 		}
 		s += " Slower than the rest: " + strings.Join(names, ", ") + "."
 	}
 	return s
-}
-
-// medianLayerUS is the median of the layers' mean times.
-func medianLayerUS(lf *analyze.LayerFold) float64 {
-	xs := make([]float64, len(lf.PerLayer))
-	for i, l := range lf.PerLayer {
-		xs[i] = l.MeanUS
-	}
-	sort.Float64s(xs)
-	return xs[len(xs)/2]
 }
 
 // layerTable lists each layer: its time (mean, p50, p90 over the steps),
