@@ -384,7 +384,7 @@ func (l *liveProgress) setStage(stage string) store.Progress {
 // the bytes read never pass it.
 func (l *liveProgress) publish() store.Progress {
 	sp := store.Progress{Stage: l.stage, TotalBytes: l.bytes}
-	if l.s.queue != nil {
+	if l.s.queue.shared() {
 		sp.Replica = l.s.replica
 	}
 	var members int64

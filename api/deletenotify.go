@@ -21,16 +21,6 @@ import (
 // deleteChannel is the PostgreSQL notification channel of deletes.
 const deleteChannel = "kinetoscope_run_deleted"
 
-// announceDelete tells the other replicas that run id was deleted.
-func (s *Server) announceDelete(ctx context.Context, id string) {
-	if s.queue == nil {
-		return
-	}
-	if _, err := s.queue.pg.Pool().Exec(ctx, `SELECT pg_notify($1, $2)`, deleteChannel, id); err != nil {
-		s.log.Warn("tell the other replicas of a delete (they drop its charts at their next sweep)", "run", id, "err", err)
-	}
-}
-
 // listenDeletes drops the cached charts of the runs other replicas
 // delete, until the server closes: on a connection of its own, outside
 // the pool, reconnecting after a failure.

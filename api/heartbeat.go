@@ -38,7 +38,7 @@ const rescueSlack = 40 * time.Second
 // returned function is called, which waits for the last write: on the
 // team backend only (one process has its runs' progress in memory).
 func (s *Server) heartbeat(ctx context.Context, id string, lp *liveProgress) (stop func()) {
-	if s.queue == nil {
+	if !s.queue.shared() {
 		return func() {}
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -67,7 +67,7 @@ func (s *Server) heartbeat(ctx context.Context, id string, lp *liveProgress) (st
 // noteStalled sets r's Progress.Stalled when r is running on a replica
 // that has not written its progress for staleBeats heartbeats.
 func (s *Server) noteStalled(r *store.Run) {
-	if s.queue == nil || r.Status != store.StatusRunning {
+	if !s.queue.shared() || r.Status != store.StatusRunning {
 		return
 	}
 	if _, here := s.liveOf(r.ID); here {

@@ -116,13 +116,9 @@ func (s *Server) getMetrics(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var qs *queueStats
-	if s.queue != nil {
-		st, err := s.queue.stats(c.Request().Context())
-		if err != nil {
-			return err
-		}
-		qs = &st
+	qs, err := s.queue.stats(c.Request().Context())
+	if err != nil {
+		return err
 	}
 	w := c.Response()
 	w.Header().Set(echo.HeaderContentType, "text/plain; version=0.0.4; charset=utf-8")

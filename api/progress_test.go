@@ -11,6 +11,7 @@ import (
 // bytes, never passes its total (it read 2,628,922 of 2,458,828 bytes once).
 func TestLiveProgressArchive(t *testing.T) {
 	s := &Server{live: map[string]*store.Progress{}}
+	s.queue = localQueue{s}
 	lp := &liveProgress{s: s, id: "r", bytes: 2_458_828, files: map[string]ingest.Progress{}}
 	lp.setStage("reading")
 	for _, p := range []ingest.Progress{

@@ -18,11 +18,58 @@ import (
 )
 
 // The analysis queue. The embedded server queues analyses in process
-// (enqueue: a goroutine per run, cfg.Workers at once, unfinished runs
+// (localQueue: a goroutine per run, cfg.Workers at once, unfinished runs
 // queued again at the next start). A server over PostgreSQL queues them as
-// River jobs in the same database, so that every replica takes jobs, a job
-// whose replica died is retried by another, and a run is never queued
-// without its job (both are written in one transaction).
+// River jobs in the same database (riverQueue), so that every replica takes
+// jobs, a job whose replica died is retried by another, and a run is never
+// queued without its job (both are written in one transaction).
+
+// analysisQueue is how a server queues its runs' analyses: the one place
+// where the embedded server and a team deployment differ in it.
+type analysisQueue interface {
+	// resume queues the runs a previous process left unfinished and starts
+	// taking analyses.
+	resume(ctx context.Context, unfinished []string) error
+	// create records a new run with its analysis queued; start, called
+	// once the upload that made it is over, lets it begin.
+	create(ctx context.Context, run *store.Run) error
+	start(id string)
+	// reset queues a finished run for a new analysis (then start).
+	reset(ctx context.Context, id string, p store.Progress) error
+	// lockBlobs orders recording a run against deleting unused blobs
+	// among the processes that share the stores; release ends it.
+	lockBlobs(ctx context.Context) (release func(), err error)
+	// announceDelete tells the other processes that run id was deleted.
+	announceDelete(ctx context.Context, id string)
+	// shared says that other processes take this queue's analyses too: a
+	// run's progress is then written as it goes (heartbeat) and names its
+	// replica, and a run whose replica went silent is said to be.
+	shared() bool
+	// stats counts the queue's jobs for /metrics; nil when it keeps none.
+	stats(ctx context.Context) (*queueStats, error)
+	// stop stops taking analyses.
+	stop() error
+}
+
+// localQueue is the analysis queue of the embedded server: in process.
+type localQueue struct{ s *Server }
+
+func (q localQueue) resume(ctx context.Context, unfinished []string) error {
+	q.s.requeueUnfinished(ctx, unfinished)
+	return nil
+}
+func (q localQueue) create(ctx context.Context, run *store.Run) error {
+	return q.s.meta.Create(ctx, run)
+}
+func (q localQueue) start(id string) { q.s.enqueue(id) }
+func (q localQueue) reset(ctx context.Context, id string, p store.Progress) error {
+	return q.s.meta.Reset(ctx, id, p)
+}
+func (q localQueue) lockBlobs(context.Context) (func(), error)  { return func() {}, nil }
+func (q localQueue) announceDelete(context.Context, string)     {}
+func (q localQueue) shared() bool                               { return false }
+func (q localQueue) stats(context.Context) (*queueStats, error) { return nil, nil }
+func (q localQueue) stop() error                                { return nil }
 
 // analyzeArgs is the River job that analyses one run. Jobs are unique by
 // run: a run has at most one job queued, running or retrying.
@@ -72,6 +119,7 @@ func (w *analyzeWorker) Work(ctx context.Context, job *river.Job[analyzeArgs]) e
 
 // riverQueue is the analysis queue of a server over PostgreSQL.
 type riverQueue struct {
+	s      *Server
 	pg     *store.Postgres
 	client *river.Client[pgx.Tx]
 }
@@ -100,7 +148,7 @@ func openRiver(ctx context.Context, s *Server, pg *store.Postgres) (*riverQueue,
 	if err != nil {
 		return nil, fmt.Errorf("analysis queue: %w", err)
 	}
-	return &riverQueue{pg: pg, client: client}, nil
+	return &riverQueue{s: s, pg: pg, client: client}, nil
 }
 
 // migrateRiver applies River's migrations under a session advisory lock,
@@ -132,11 +180,11 @@ func (q *riverQueue) create(ctx context.Context, run *store.Run) error {
 	})
 }
 
-// reset queues a finished run to be analysed again: the run is reset and
-// its new job written in one transaction. The run's finished jobs are
+// resetOnce queues a finished run to be analysed again: the run is reset
+// and its new job written in one transaction. The run's finished jobs are
 // removed first (a completed job would keep the new one out: jobs are
 // unique by run).
-func (q *riverQueue) reset(ctx context.Context, id string, p store.Progress) error {
+func (q *riverQueue) resetOnce(ctx context.Context, id string, p store.Progress) error {
 	return q.pg.ResetWith(ctx, id, p, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM river_job WHERE kind = $1 AND args->>'run' = $2 AND state IN ('completed', 'discarded', 'cancelled')`,
 			analyzeArgs{}.Kind(), id); err != nil {
@@ -153,15 +201,15 @@ func (q *riverQueue) reset(ctx context.Context, id string, p store.Progress) err
 	})
 }
 
-// errJobFinishing is reset's answer for a finished run whose job has not
+// errJobFinishing is resetOnce's answer for a finished run whose job has not
 // yet ended: it recorded the run's outcome and is about to return.
 var errJobFinishing = errors.New("the job of its last analysis is still ending")
 
-// resetSoon is reset, tried again for a few seconds while the run's last
+// reset is resetOnce, tried again for a few seconds while the run's last
 // job is still ending.
-func (q *riverQueue) resetSoon(ctx context.Context, id string, p store.Progress) error {
+func (q *riverQueue) reset(ctx context.Context, id string, p store.Progress) error {
 	for try := 0; ; try++ {
-		err := q.reset(ctx, id, p)
+		err := q.resetOnce(ctx, id, p)
 		if !errors.Is(err, errJobFinishing) || try == 50 {
 			return err
 		}
@@ -193,7 +241,7 @@ type queueStats struct {
 }
 
 // stats counts the jobs in the queue, every replica's.
-func (q *riverQueue) stats(ctx context.Context) (queueStats, error) {
+func (q *riverQueue) stats(ctx context.Context) (*queueStats, error) {
 	st := queueStats{States: map[string]int64{}}
 	for _, state := range rivertype.JobStates() {
 		st.States[string(state)] = 0 // every state, so that dashboards see zeros
@@ -202,19 +250,19 @@ func (q *riverQueue) stats(ctx context.Context) (queueStats, error) {
 		`SELECT state::text, count(*), count(*) FILTER (WHERE attempt > 1) FROM river_job WHERE kind = $1 GROUP BY state`,
 		analyzeArgs{}.Kind())
 	if err != nil {
-		return st, fmt.Errorf("queue stats: %w", err)
+		return nil, fmt.Errorf("queue stats: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var state string
 		var n, retried int64
 		if err := rows.Scan(&state, &n, &retried); err != nil {
-			return st, fmt.Errorf("queue stats: %w", err)
+			return nil, fmt.Errorf("queue stats: %w", err)
 		}
 		st.States[state] = n
 		st.Retried += retried
 	}
-	return st, rows.Err()
+	return &st, rows.Err()
 }
 
 // stop stops taking jobs and cancels the ones running here: River retries
@@ -243,4 +291,37 @@ func replicaID() string {
 		host = "host"
 	}
 	return host + "-" + strconv.Itoa(os.Getpid())
+}
+
+// resume gives every unfinished run a job (those that have one keep it),
+// starts taking jobs and listens for the other replicas' deletes.
+func (q *riverQueue) resume(ctx context.Context, unfinished []string) error {
+	if err := q.requeue(ctx, unfinished); err != nil {
+		return err
+	}
+	if err := q.client.Start(ctx); err != nil {
+		return fmt.Errorf("start the analysis queue: %w", err)
+	}
+	go q.s.listenDeletes(q.pg)
+	return nil
+}
+
+// start does nothing: the job was written with the run.
+func (q *riverQueue) start(string) {}
+
+// shared says yes: every replica takes the queue's jobs.
+func (q *riverQueue) shared() bool { return true }
+
+// lockBlobs takes the advisory lock that orders, between the replicas,
+// recording a run against deleting unused blobs.
+func (q *riverQueue) lockBlobs(ctx context.Context) (func(), error) {
+	return q.pg.Lock(ctx, blobLockKey)
+}
+
+// announceDelete tells the other replicas, through PostgreSQL, that run id
+// was deleted: they drop its cached charts.
+func (q *riverQueue) announceDelete(ctx context.Context, id string) {
+	if _, err := q.pg.Pool().Exec(ctx, `SELECT pg_notify($1, $2)`, deleteChannel, id); err != nil {
+		q.s.log.Warn("tell the other replicas of a delete (they drop its charts at their next sweep)", "run", id, "err", err)
+	}
 }

@@ -24,11 +24,7 @@ func (s *Server) reanalyseRun(c echo.Context) error {
 		return notFound(err)
 	}
 	p := store.Progress{Stage: "queued", TotalBytes: run.Size()}
-	if s.queue != nil {
-		err = s.queue.resetSoon(ctx, id, p)
-	} else {
-		err = s.meta.Reset(ctx, id, p)
-	}
+	err = s.queue.reset(ctx, id, p)
 	switch {
 	case errors.Is(err, store.ErrUnfinished) || errors.Is(err, errJobFinishing):
 		return echo.NewHTTPError(http.StatusConflict, fmt.Sprintf("run %s is %s: its analysis is not over yet", id, run.Status))
@@ -41,9 +37,7 @@ func (s *Server) reanalyseRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.queue == nil {
-		s.enqueue(id)
-	}
+	s.queue.start(id)
 	s.images.dropRun(id)
 	s.log.Info("run queued for a new analysis", "run", id, "replica", s.replica)
 	url := "/api/v1/runs/" + id

@@ -298,7 +298,7 @@ func (s *Server) deleteRun(c echo.Context) error {
 	}
 	s.stopAnalysis(id)
 	s.images.dropRun(id)
-	s.announceDelete(ctx, id)
+	s.queue.announceDelete(ctx, id)
 	for _, sha := range orphans { // neither used by a run nor held by an upload
 		if err := s.blobs.Delete(ctx, sha); err != nil {
 			s.log.Warn("delete blob", "run", id, "sha256", sha, "err", err)

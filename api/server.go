@@ -211,9 +211,9 @@ type Server struct {
 	cfg   Config
 	meta  store.Meta
 	blobs store.Blobs
-	// queue is the shared analysis queue of a server over PostgreSQL; nil
-	// for the embedded one, which analyses in process (enqueue).
-	queue *riverQueue
+	// queue queues the runs' analyses: in process (localQueue), or as
+	// River jobs shared by the replicas of a server over PostgreSQL.
+	queue analysisQueue
 	// replica is cfg.Replica.
 	replica string
 	// watchMu guards watched, the profile directories followed.
@@ -334,37 +334,28 @@ func newServer(cfg Config, meta store.Meta, blobs store.Blobs, hook analysisHook
 		cancel()
 		return nil, err
 	}
-	if pg, ok := meta.(*store.Postgres); ok {
-		if err := s.startQueue(pg, ids); err != nil {
-			cancel()
-			return nil, err
-		}
-	} else {
-		s.requeueUnfinished(ctx, ids)
+	if err := s.startQueue(ctx, ids); err != nil {
+		cancel()
+		return nil, err
 	}
 	go s.sweep()
 	s.log.Info("kinetoscope stores", "db", storeName(meta, cfg.Meta), "blobs", storeName(blobs, cfg.Blobs), "replica", s.replica)
 	return s, nil
 }
 
-// startQueue opens the shared analysis queue in pg's database, gives every
-// unfinished run a job (those that have one keep it) and starts taking
-// jobs.
-func (s *Server) startQueue(pg *store.Postgres, unfinished []string) error {
-	q, err := openRiver(s.ctx, s, pg)
-	if err != nil {
-		return err
+// startQueue opens the analysis queue the stores call for (River jobs in
+// the database over PostgreSQL, else in process), queues the runs a
+// previous process left unfinished and starts taking analyses.
+func (s *Server) startQueue(ctx context.Context, unfinished []string) error {
+	s.queue = localQueue{s}
+	if pg, ok := s.meta.(*store.Postgres); ok {
+		q, err := openRiver(s.ctx, s, pg)
+		if err != nil {
+			return err
+		}
+		s.queue = q // before the first job runs: analyses read it
 	}
-	if err := q.requeue(s.ctx, unfinished); err != nil {
-		return err
-	}
-	s.queue = q // before the first job runs: analyses read it
-	if err := q.client.Start(s.ctx); err != nil {
-		s.queue = nil
-		return fmt.Errorf("start the analysis queue: %w", err)
-	}
-	go s.listenDeletes(pg)
-	return nil
+	return s.queue.resume(ctx, unfinished)
 }
 
 // Handler returns the server's HTTP handler.
@@ -418,7 +409,7 @@ func (s *Server) Close() error {
 	s.closed = true
 	s.closeMu.Unlock()
 	var qerr error
-	if s.queue != nil {
+	if s.queue != nil { // nil when the server failed to open
 		qerr = s.queue.stop()
 	}
 	s.cancel()

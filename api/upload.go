@@ -149,9 +149,7 @@ func (s *Server) commit(ctx context.Context, up *upload, read func() error) (*st
 		s.dropOrphans(context.WithoutCancel(ctx), up.stored)
 		return nil, err
 	}
-	if s.queue == nil { // the shared queue took the job with the run (newRun)
-		s.enqueue(run.ID)
-	}
+	s.queue.start(run.ID)
 	return run, nil
 }
 
@@ -204,10 +202,7 @@ const holdFor = 24 * time.Hour
 // another is recording a run with.
 func (s *Server) lockBlobs(ctx context.Context) (unlock func(), err error) {
 	s.blobMu.Lock()
-	if s.queue == nil {
-		return s.blobMu.Unlock, nil
-	}
-	release, err := s.queue.pg.Lock(ctx, blobLockKey)
+	release, err := s.queue.lockBlobs(ctx)
 	if err != nil {
 		s.blobMu.Unlock()
 		return nil, fmt.Errorf("blob lock: %w", err)
@@ -483,11 +478,7 @@ func (s *Server) newRun(ctx context.Context, up *upload) (*store.Run, error) {
 		}
 	}
 	run.Progress = store.Progress{Stage: "queued", TotalBytes: run.Size()}
-	create := s.meta.Create
-	if s.queue != nil {
-		create = s.queue.create
-	}
-	if err := create(ctx, run); err != nil {
+	if err := s.queue.create(ctx, run); err != nil {
 		return nil, fmt.Errorf("record run: %w", err)
 	}
 	return run, nil
