@@ -164,3 +164,16 @@ func Plural(n int, word string) string { return plural(n, word) }
 // Shorten cuts s to at most n runes, marking the cut with an ellipsis, as
 // every output cuts long kernel names.
 func Shorten(s string, n int) string { return shorten(s, n) }
+
+// Grouped writes n with thousands separators ("1,209,233"), as counts of
+// events and bytes are written.
+func Grouped(n int64) string {
+	if n < 0 {
+		return "-" + Grouped(-n)
+	}
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

@@ -2,13 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"kinetoscope/ingest"
+	"kinetoscope/internal/bench"
 	"kinetoscope/internal/testkit"
 )
 
@@ -20,7 +19,7 @@ func TestBenchJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var r benchResult
+	var r bench.Result
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
@@ -74,61 +73,6 @@ func TestBenchArgs(t *testing.T) {
 	}
 }
 
-func TestPeakRSS(t *testing.T) {
-	resetPeakRSS()
-	before := peakRSS()
-	buf := make([]byte, 64<<20)
-	for i := range buf {
-		buf[i] = 1
-	}
-	after := peakRSS()
-	if before <= 0 || after-before < 60<<20 {
-		t.Errorf("peak RSS %d before, %d after touching 64 MiB", before, after)
-	}
-}
-
-// TestBuildTrace builds traces of a real one repeated three times in both
-// layouts and checks that each holds three times its events, with the
-// copies' launches and kernels still joined by distinct correlation ids,
-// and that both layouts read the same.
-func TestBuildTrace(t *testing.T) {
-	src := testkit.Public(t, "tracelens-vllm-decode-full-graph.json.gz")
-	one, err := ingest.ReadFile(src, ingest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var reads []*ingest.Trace
-	for _, layout := range []string{layoutKineto, layoutCompact} {
-		out := filepath.Join(t.TempDir(), layout+".json.gz")
-		if err := buildTrace(src, out, layout, 3); err != nil {
-			t.Fatal(err)
-		}
-		tr, err := ingest.ReadFile(out, ingest.Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", layout, err)
-		}
-		if tr.Counts.Events != 3*one.Counts.Events || tr.GPU.Len() != 3*one.GPU.Len() || tr.Launches.Len() != 3*one.Launches.Len() {
-			t.Errorf("%s: %d events, %d GPU, %d launches; want 3 x %d, %d, %d", layout, tr.Counts.Events, tr.GPU.Len(),
-				tr.Launches.Len(), one.Counts.Events, one.GPU.Len(), one.Launches.Len())
-		}
-		corr := map[int64]bool{}
-		for _, l := range tr.Launches.All() {
-			corr[l.Correlation] = true
-		}
-		if len(corr) < 3*one.Launches.Len()*9/10 {
-			t.Errorf("%s: %d distinct correlation ids among %d launches: the copies collide", layout, len(corr), tr.Launches.Len())
-		}
-		last := tr.GPU.At(tr.GPU.Len() - 1)
-		if first := tr.GPU.At(0); last.Start-first.Start < 2*(one.GPU.At(one.GPU.Len()-1).Start-one.GPU.At(0).Start) {
-			t.Errorf("%s: the copies' timestamps are not shifted past each other", layout)
-		}
-		reads = append(reads, tr)
-	}
-	if a, b := reads[0], reads[1]; a.Counts.Events != b.Counts.Events || a.GPU.Len() != b.GPU.Len() || *a.GPU.At(7) != *b.GPU.At(7) {
-		t.Errorf("the Kineto and compact layouts read differently")
-	}
-}
-
 // TestBenchProcs runs a built binary (--procs runs the binary itself,
 // which in a test would be the test binary).
 func TestBenchProcs(t *testing.T) {
@@ -141,7 +85,7 @@ func TestBenchProcs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r benchResult
+	var r bench.Result
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +97,7 @@ func TestBenchProcs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r = benchResult{}
+	r = bench.Result{}
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatal(err)
 	}
@@ -161,65 +105,10 @@ func TestBenchProcs(t *testing.T) {
 	if p == nil || r.Parallel == nil {
 		t.Fatalf("--parallel: %s", out)
 	}
-	for name, ph := range map[string]*procPhase{"parallel gunzip": p.PGunzip, "ingest klauspost": p.IngestSeq,
+	for name, ph := range map[string]*bench.ProcessMeasurement{"parallel gunzip": p.PGunzip, "ingest klauspost": p.IngestSeq,
 		"analyze klauspost": p.AnalyzeSeq, "analyze parallel": p.AnalyzePar} {
 		if ph == nil || ph.Median <= 0 || ph.VsGunzip <= 0 {
 			t.Errorf("--parallel whole-process %s: %+v", name, ph)
 		}
-	}
-}
-
-// TestBenchDirectory checks the phases on a profile directory: gunzip and
-// ingest cover every trace file in it, analyze runs the whole pipeline.
-func TestBenchDirectory(t *testing.T) {
-	dir := t.TempDir()
-	var one benchResult // the sums over the files one by one
-	for _, name := range []string{"hta-sampled-rank-0.json.gz", "hta-sampled-rank-1.json.gz"} {
-		src := testkit.Public(t, name)
-		data, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		var r benchResult
-		if err := gunzipAll(src, &r); err != nil {
-			t.Fatal(err)
-		}
-		if err := ingestOnce(src, &r); err != nil {
-			t.Fatal(err)
-		}
-		one.UncompressedBytes += r.UncompressedBytes
-		one.Bytes += r.Bytes
-		one.Events += r.Events
-	}
-	var all benchResult
-	if err := gunzipAll(dir, &all); err != nil {
-		t.Fatal(err)
-	}
-	if err := ingestOnce(dir, &all); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		what      string
-		got, want int64
-	}{
-		{"uncompressed bytes", all.UncompressedBytes, one.UncompressedBytes},
-		{"compressed bytes", all.Bytes, one.Bytes},
-		{"events", all.Events, one.Events},
-	}
-	for _, tc := range tests {
-		if tc.got != tc.want || tc.want == 0 {
-			t.Errorf("%s of the directory: %d, want %d", tc.what, tc.got, tc.want)
-		}
-	}
-	for _, phase := range []string{"analyze", "ingest", "gunzip"} {
-		if err := runPhase(phase, dir, "", 2); err != nil {
-			t.Errorf("--phase %s on a directory: %v", phase, err)
-		}
-	}
-	if err := runPhase("nope", dir, "", 2); err == nil {
-		t.Error("--phase nope: no error")
 	}
 }

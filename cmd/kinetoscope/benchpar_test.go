@@ -1,11 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"kinetoscope/internal/bench"
 	"kinetoscope/internal/testkit"
 )
 
@@ -18,7 +18,7 @@ func TestBenchParallel(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var r benchResult
+	var r bench.Result
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestBenchParallel(t *testing.T) {
 	if p == nil || p.Workers != 3 {
 		t.Fatalf("parallel phases: %+v", p)
 	}
-	for name, ph := range map[string]benchPhase{"gunzip": p.Gunzip, "ingest klauspost": p.IngestSeq, "ingest parallel": p.IngestPar} {
+	for name, ph := range map[string]bench.Measurement{"gunzip": p.Gunzip, "ingest klauspost": p.IngestSeq, "ingest parallel": p.IngestPar} {
 		if ph.Seconds <= 0 || ph.MBPerSec <= 0 {
 			t.Errorf("%s: %+v", name, ph)
 		}
@@ -47,25 +47,6 @@ func TestBenchParallel(t *testing.T) {
 	for _, want := range []string{"parallel gzip reader, 2 workers", "parallel gunzip ", "ingest, klauspost gzip", "ingest, parallel gzip", "x gunzip (wall)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
-		}
-	}
-}
-
-// TestAnalyzeWithReaders checks that the bench phases that time the
-// readers do the same work: the JSON report read with the parallel reader
-// is byte for byte the one read with klauspost's.
-func TestAnalyzeWithReaders(t *testing.T) {
-	for _, name := range []string{"hta-diff-control-a100.json.gz", "tracelens-mi300-resnet-rccl.json.gz"} {
-		path := testkit.Public(t, name)
-		var seq, par bytes.Buffer
-		if err := analyzeWith(path, 1, &seq); err != nil {
-			t.Fatal(err)
-		}
-		if err := analyzeWith(path, 3, &par); err != nil {
-			t.Fatal(err)
-		}
-		if seq.Len() == 0 || !bytes.Equal(seq.Bytes(), par.Bytes()) {
-			t.Errorf("%s: reports of %d and %d bytes differ", name, seq.Len(), par.Len())
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"kinetoscope/ingest"
+	"kinetoscope/render"
 )
 
 const inspectUsage = `usage: kinetoscope inspect PATH... [--json] [--quiet]
@@ -208,10 +209,10 @@ func writeInspectText(w io.Writer, files []inspectFile) {
 			label = "not used"
 		}
 		fmt.Fprintf(w, "  %s, rank %s, world size %s\n", label, rank, world)
-		fmt.Fprintf(w, "  read %s bytes, %s bytes of JSON\n", group(f.Bytes), group(f.UncompressedBytes))
+		fmt.Fprintf(w, "  read %s bytes, %s bytes of JSON\n", render.Grouped(f.Bytes), render.Grouped(f.UncompressedBytes))
 		fmt.Fprintf(w, "  events %s\n", categoryList(f.Events))
 		fmt.Fprintf(w, "  kept %s kernels, %s memcpy, %s memset, %s launches, %s annotations, %s python_function step marks and modules; dropped %s python_function\n",
-			group(f.Kernels), group(f.Memcpy), group(f.Memset), group(f.Launches), group(f.Annotations), group(f.PythonKept), group(f.PythonDropped))
+			render.Grouped(f.Kernels), render.Grouped(f.Memcpy), render.Grouped(f.Memset), render.Grouped(f.Launches), render.Grouped(f.Annotations), render.Grouped(f.PythonKept), render.Grouped(f.PythonDropped))
 		for _, warn := range f.Warnings {
 			fmt.Fprintf(w, "  warning: %s\n", warn)
 		}
@@ -242,21 +243,9 @@ func categoryList(events map[string]int64) string {
 		if name == "" {
 			name = "(no category)"
 		}
-		parts[i] = fmt.Sprintf("%s %s", name, group(e.n))
+		parts[i] = fmt.Sprintf("%s %s", name, render.Grouped(e.n))
 	}
-	return fmt.Sprintf("%s: %s", group(total), strings.Join(parts, ", "))
-}
-
-// group writes n with thousands separators.
-func group(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + group(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
+	return fmt.Sprintf("%s: %s", render.Grouped(total), strings.Join(parts, ", "))
 }
 
 // progressLine shows read progress on one terminal line.
@@ -298,7 +287,7 @@ func (p *progressLine) update(pr ingest.Progress) {
 		pct = fmt.Sprintf(" (%d%%)", 100*pr.Bytes/pr.TotalBytes)
 	}
 	fmt.Fprintf(p.w, "\r\x1b[Kreading %s: %.0f MB read%s, %.0f MB JSON, %s events, %.0f MB/s",
-		shortPath(pr.Path), float64(pr.Bytes)/1e6, pct, float64(pr.UncompressedBytes)/1e6, group(pr.Events), mbps)
+		shortPath(pr.Path), float64(pr.Bytes)/1e6, pct, float64(pr.UncompressedBytes)/1e6, render.Grouped(pr.Events), mbps)
 	p.shown = true
 }
 

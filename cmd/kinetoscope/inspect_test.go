@@ -10,6 +10,7 @@ import (
 
 	"kinetoscope/ingest"
 	"kinetoscope/internal/testkit"
+	"kinetoscope/render"
 	"kinetoscope/sampletraces"
 )
 
@@ -105,8 +106,8 @@ func TestInspectText(t *testing.T) {
 	if kept == 0 {
 		t.Fatal("the trace holds no nn.Module event: pick another")
 	}
-	for _, want := range []string{"rank 0 (from distributedInfo), world size 8", "python_function " + group(int64(python)),
-		"dropped " + group(int64(python-kept)) + " python_function", "kept 2,995 kernels"} {
+	for _, want := range []string{"rank 0 (from distributedInfo), world size 8", "python_function " + render.Grouped(int64(python)),
+		"dropped " + render.Grouped(int64(python-kept)) + " python_function", "kept 2,995 kernels"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -126,14 +127,6 @@ func TestInspectErrors(t *testing.T) {
 	}
 	if code, _, errs := runCmd("inspect", filepath.Join(dir, "missing.json")); code != 1 || !strings.Contains(errs, "could not be read") {
 		t.Errorf("missing file: exit %d %q", code, errs)
-	}
-}
-
-func TestGroup(t *testing.T) {
-	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -4500: "-4,500"} {
-		if got := group(n); got != want {
-			t.Errorf("group(%d) = %q, want %q", n, got, want)
-		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"fmt"
@@ -15,12 +15,12 @@ import (
 // The parallel gzip reader's phases of bench: internal/pgzip's reader
 // alone to io.Discard against klauspost's, and ingest with each.
 
-// parallelResult are the parallel reader's phases.
-type parallelResult struct {
+// ParallelGzip are the parallel reader's phases.
+type ParallelGzip struct {
 	Workers      int         `json:"workers"`
-	Gunzip       benchPhase  `json:"parallel_gunzip"`
-	IngestSeq    benchPhase  `json:"ingest_klauspost"`
-	IngestPar    benchPhase  `json:"ingest_parallel"`
+	Gunzip       Measurement `json:"parallel_gunzip"`
+	IngestSeq    Measurement `json:"ingest_klauspost"`
+	IngestPar    Measurement `json:"ingest_parallel"`
 	GunzipVsSeq  float64     `json:"parallel_gunzip_speed_vs_gunzip"`
 	IngestVsSeq  float64     `json:"ingest_parallel_speed_vs_ingest_klauspost"`
 	IngestVsGzip float64     `json:"ingest_parallel_speed_vs_gunzip"`
@@ -65,7 +65,7 @@ func ingestWith(path string, workers int) error {
 }
 
 // measureParallel runs the parallel phases once and keeps the best.
-func (p *parallelResult) measure(path string, first bool) error {
+func (p *ParallelGzip) measure(path string, first bool) error {
 	g, err := measure(func() error {
 		st, err := parallelGunzip(path, p.Workers)
 		p.Chunks = st
@@ -83,8 +83,8 @@ func (p *parallelResult) measure(path string, first bool) error {
 		return err
 	}
 	for _, m := range []struct {
-		to   *benchPhase
-		from benchPhase
+		to   *Measurement
+		from Measurement
 	}{{&p.Gunzip, g}, {&p.IngestSeq, seq}, {&p.IngestPar, par}} {
 		m.to.best(m.from, first)
 		m.to.PeakRSS = max(m.to.PeakRSS, m.from.PeakRSS)
@@ -94,9 +94,9 @@ func (p *parallelResult) measure(path string, first bool) error {
 
 // finish computes the rates and ratios, with gunzip the klauspost phase
 // of the same run.
-func (p *parallelResult) finish(r *benchResult) {
+func (p *ParallelGzip) finish(r *Result) {
 	mb := float64(r.UncompressedBytes) / 1e6
-	for _, ph := range []*benchPhase{&p.Gunzip, &p.IngestSeq, &p.IngestPar} {
+	for _, ph := range []*Measurement{&p.Gunzip, &p.IngestSeq, &p.IngestPar} {
 		if ph.Seconds > 0 {
 			ph.MBPerSec = mb / ph.Seconds
 		}
@@ -111,12 +111,12 @@ func (p *parallelResult) finish(r *benchResult) {
 }
 
 // write prints the parallel phases and their ratios.
-func (p *parallelResult) write(w io.Writer) {
+func (p *ParallelGzip) write(w io.Writer) {
 	fmt.Fprintf(w, "\nparallel gzip reader, %d workers on %d cores (chunks: %d, %d in parallel, %d again in order, %d inside a block):\n",
 		p.Workers, runtime.GOMAXPROCS(0), p.Chunks.Chunks, p.Chunks.Parallel, p.Chunks.InOrder, p.Chunks.Skipped)
 	for _, row := range []struct {
 		name string
-		ph   *benchPhase
+		ph   *Measurement
 	}{{"parallel gunzip", &p.Gunzip}, {"ingest, klauspost gzip", &p.IngestSeq}, {"ingest, parallel gzip", &p.IngestPar}} {
 		fmt.Fprintf(w, "%-22s %9.3f %9.3f %11.1f %12s %12.1f\n", row.name, row.ph.Seconds, row.ph.CPU, row.ph.MBPerSec, "-", float64(row.ph.PeakRSS)/1e6)
 	}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bufio"
@@ -24,12 +24,12 @@ import (
 
 // Layouts of a built trace.
 const (
-	// layoutKineto keeps the source's own text: every event as the source
+	// LayoutKineto keeps the source's own text: every event as the source
 	// writes it (Kineto's writer, for a profiler trace).
-	layoutKineto = "kineto"
-	// layoutCompact re-saves every value as compact JSON (`","` and
+	LayoutKineto = "kineto"
+	// LayoutCompact re-saves every value as compact JSON (`","` and
 	// `":"`), one event per line, as tools that rewrite traces save them.
-	layoutCompact = "compact"
+	LayoutCompact = "compact"
 )
 
 // traceSource is a trace split for repeating: the text before the first
@@ -67,14 +67,14 @@ func readSource(path, layout string) (*traceSource, error) {
 	}
 	var src *traceSource
 	switch layout {
-	case layoutKineto:
+	case LayoutKineto:
 		src = doc.kinetoSource(data)
-	case layoutCompact:
+	case LayoutCompact:
 		if src, err = doc.compactSource(data); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	default:
-		return nil, fmt.Errorf("layout %q: want %s or %s", layout, layoutKineto, layoutCompact)
+		return nil, fmt.Errorf("layout %q: want %s or %s", layout, LayoutKineto, LayoutCompact)
 	}
 	src.findPatches()
 	return src, nil

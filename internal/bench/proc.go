@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"fmt"
@@ -14,9 +14,9 @@ import (
 	"kinetoscope/driver"
 )
 
-// procPhase is one phase timed as whole processes: every run, and the
+// ProcessMeasurement is one phase timed as whole processes: every run, and the
 // medians.
-type procPhase struct {
+type ProcessMeasurement struct {
 	Seconds    []float64 `json:"seconds"`
 	Median     float64   `json:"median_seconds"`
 	CPUMedian  float64   `json:"median_cpu_seconds"`
@@ -25,25 +25,25 @@ type procPhase struct {
 	CPUVsGunzp float64   `json:"cpu_vs_gunzip,omitempty"`
 }
 
-// procResult are the whole-process runs of bench --procs.
-type procResult struct {
-	Runs    int        `json:"runs"`
-	Gunzip  procPhase  `json:"gunzip"`
-	Ingest  *procPhase `json:"ingest,omitempty"`
-	PGunzip *procPhase `json:"parallel_gunzip,omitempty"`
+// Processes are the whole-process runs of bench --procs.
+type Processes struct {
+	Runs    int                 `json:"runs"`
+	Gunzip  ProcessMeasurement  `json:"gunzip"`
+	Ingest  *ProcessMeasurement `json:"ingest,omitempty"`
+	PGunzip *ProcessMeasurement `json:"parallel_gunzip,omitempty"`
 	// IngestSeq and AnalyzeSeq read with klauspost's reader whatever
 	// the cores, AnalyzePar with the parallel one (--parallel).
-	IngestSeq  *procPhase `json:"ingest_klauspost,omitempty"`
-	AnalyzeSeq *procPhase `json:"analyze_klauspost,omitempty"`
-	AnalyzePar *procPhase `json:"analyze_parallel,omitempty"`
-	Analyze    *procPhase `json:"analyze,omitempty"`
+	IngestSeq  *ProcessMeasurement `json:"ingest_klauspost,omitempty"`
+	AnalyzeSeq *ProcessMeasurement `json:"analyze_klauspost,omitempty"`
+	AnalyzePar *ProcessMeasurement `json:"analyze_parallel,omitempty"`
+	Analyze    *ProcessMeasurement `json:"analyze,omitempty"`
 }
 
 // runPhase runs one phase once in this process, for a parent's --procs,
 // with a CPU profile written to profile when it is not ""; the parallel
 // phases use workers goroutines.
 func runPhase(phase, file, profile string, workers int) error {
-	var res benchResult
+	var res Result
 	var run func() error
 	switch phase {
 	case "gunzip":
@@ -95,39 +95,39 @@ func analyzeOnce(path string) error {
 }
 
 // processRuns times gunzip, ingest (with --procs) and analyze (with
-// --analyze) as fresh processes of this binary, a.runs times, alternating.
-func processRuns(a benchArgs) (*procResult, error) {
+// --analyze) as fresh processes of this binary, a.Runs times, alternating.
+func processRuns(a Config) (*Processes, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	type job struct {
-		ph   *procPhase
+		ph   *ProcessMeasurement
 		args []string
 	}
-	r := &procResult{Runs: a.runs}
-	jobs := []job{{&r.Gunzip, []string{"bench", "--phase", "gunzip", a.file}}}
-	if a.procs {
-		r.Ingest = &procPhase{}
-		jobs = append(jobs, job{r.Ingest, []string{"bench", "--phase", "ingest", a.file}})
+	r := &Processes{Runs: a.Runs}
+	jobs := []job{{&r.Gunzip, []string{"bench", "--phase", "gunzip", a.File}}}
+	if a.Procs {
+		r.Ingest = &ProcessMeasurement{}
+		jobs = append(jobs, job{r.Ingest, []string{"bench", "--phase", "ingest", a.File}})
 	}
-	workers := fmt.Sprint(benchWorkers(a.workers))
-	if a.procs && a.parallel {
-		r.PGunzip, r.IngestSeq = &procPhase{}, &procPhase{}
-		jobs = append(jobs, job{r.PGunzip, []string{"bench", "--phase", "pgunzip", "--gzip-workers", workers, a.file}},
-			job{r.IngestSeq, []string{"bench", "--phase", "ingest-klauspost", a.file}})
+	workers := fmt.Sprint(benchWorkers(a.Workers))
+	if a.Procs && a.Parallel {
+		r.PGunzip, r.IngestSeq = &ProcessMeasurement{}, &ProcessMeasurement{}
+		jobs = append(jobs, job{r.PGunzip, []string{"bench", "--phase", "pgunzip", "--gzip-workers", workers, a.File}},
+			job{r.IngestSeq, []string{"bench", "--phase", "ingest-klauspost", a.File}})
 	}
-	if a.analyze && a.parallel {
-		r.AnalyzeSeq, r.AnalyzePar = &procPhase{}, &procPhase{}
-		jobs = append(jobs, job{r.AnalyzeSeq, []string{"bench", "--phase", "analyze-klauspost", a.file}},
-			job{r.AnalyzePar, []string{"bench", "--phase", "analyze-parallel", "--gzip-workers", workers, a.file}})
+	if a.Analyze && a.Parallel {
+		r.AnalyzeSeq, r.AnalyzePar = &ProcessMeasurement{}, &ProcessMeasurement{}
+		jobs = append(jobs, job{r.AnalyzeSeq, []string{"bench", "--phase", "analyze-klauspost", a.File}},
+			job{r.AnalyzePar, []string{"bench", "--phase", "analyze-parallel", "--gzip-workers", workers, a.File}})
 	}
-	if a.analyze {
-		r.Analyze = &procPhase{}
-		jobs = append(jobs, job{r.Analyze, []string{"analyze", "--format", "json", a.file}})
+	if a.Analyze {
+		r.Analyze = &ProcessMeasurement{}
+		jobs = append(jobs, job{r.Analyze, []string{"analyze", "--format", "json", a.File}})
 	}
 	cpus := make([][]float64, len(jobs))
-	for range a.runs {
+	for range a.Runs {
 		for i, j := range jobs {
 			wall, cpu, rss, err := timeProcess(self, j.args)
 			if err != nil {
@@ -192,32 +192,32 @@ func median(xs []float64) float64 {
 
 // buildForBench builds the trace that --repeat asks for and returns its
 // path, and a function that removes it when it is temporary.
-func buildForBench(a benchArgs, stderr io.Writer) (string, func(), error) {
-	out, cleanup := a.out, func() {}
+func buildForBench(a Config, stderr io.Writer) (string, func(), error) {
+	out, cleanup := a.Out, func() {}
 	if out == "" {
 		dir, err := os.MkdirTemp("", "kinetoscope-bench-")
 		if err != nil {
 			return "", nil, err
 		}
-		out = filepath.Join(dir, filepath.Base(a.file)+"."+a.layout+".json.gz")
+		out = filepath.Join(dir, filepath.Base(a.File)+"."+a.Layout+".json.gz")
 		cleanup = func() { os.RemoveAll(dir) }
 	}
 	start := time.Now()
-	if err := buildTrace(a.file, out, a.layout, a.repeat); err != nil {
+	if err := buildTrace(a.File, out, a.Layout, a.Repeat); err != nil {
 		cleanup()
 		return "", nil, err
 	}
 	if st, err := os.Stat(out); err == nil {
 		fmt.Fprintf(stderr, "built %s: %s x %d, %s layout, %.1f MB compressed, in %.1f s\n",
-			out, a.file, a.repeat, a.layout, float64(st.Size())/1e6, time.Since(start).Seconds())
+			out, a.File, a.Repeat, a.Layout, float64(st.Size())/1e6, time.Since(start).Seconds())
 	}
 	return out, cleanup, nil
 }
 
 // write prints the whole-process medians and their ratios to gunzip.
-func (r *procResult) write(w io.Writer) {
+func (r *Processes) write(w io.Writer) {
 	fmt.Fprintf(w, "\nwhole processes, median of %d alternating runs:\n", r.Runs)
-	row := func(name string, p *procPhase) {
+	row := func(name string, p *ProcessMeasurement) {
 		if p == nil {
 			return
 		}
