@@ -246,6 +246,11 @@ func stepProblem(r *Report, get func(*Rank) PhaseSummary) string {
 		if rk.StepSource == SourceInferred && len(rk.Steps) == 1 && rk.Steps[0].Name == wholeTrace {
 			return fmt.Sprintf("rank %s has no step marks, and its kernels do not repeat a step's sequence", rankName(rk.Rank))
 		}
+		if rk.StepSource == SourceInferred {
+			if w := periodicPhases(rk.Steps); w != "" {
+				return fmt.Sprintf("on rank %s %s", rankName(rk.Rank), w)
+			}
+		}
 		n := 0
 		for j := range rk.Steps {
 			if rk.Steps[j].HasWork() {

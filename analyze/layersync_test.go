@@ -156,5 +156,14 @@ func TestPeriodicPhases(t *testing.T) {
 		if (want == "") != (w == "") || !strings.Contains(w, want) {
 			t.Errorf("%s: %q, want period %d", tt.phases, w, tt.period)
 		}
+		// The headline states no figure on inferred steps that alternate
+		// so, and does on marked ones (the marks say what a step is).
+		for _, src := range []string{SourceInferred, SourceVLLM} {
+			r := &Report{Ranks: []Rank{{Rank: 0, StepSource: src, Steps: seq(tt.phases)}}, Headline: &Headline{Phase: PhaseDecode}}
+			problem := stepProblem(r, func(rk *Rank) PhaseSummary { return rk.Decode })
+			if wantProblem := src == SourceInferred && want != ""; (problem != "") != wantProblem || (wantProblem && !strings.Contains(problem, want)) {
+				t.Errorf("%s by %s: headline problem %q", tt.phases, src, problem)
+			}
+		}
 	}
 }
