@@ -98,8 +98,8 @@ func headlineBandwidthText(r *analyze.Report) string {
 		return ""
 	}
 	row := r.Bandwidth.Lead(h.Phase, h.Bucket)
-	if row == nil {
-		return ""
+	if row == nil || row.BusBW <= 0 {
+		return "" // no bus bandwidth (a group of one): "0.00 GB/s" would be read as a finding
 	}
 	text := fmt.Sprintf("; at %s it reaches %s GB/s bus bandwidth", sizeText(*row), gbps(row.BusBW))
 	if row.Basis == analyze.BasisKernel {

@@ -228,3 +228,19 @@ func TestGrouped(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadlineNoBusFactor: a collective without a bus bandwidth factor (a
+// group of one rank) is not cited at "0.00 GB/s" in the headline.
+func TestHeadlineNoBusFactor(t *testing.T) {
+	r := &analyze.Report{
+		Headline: &analyze.Headline{Bucket: analyze.AllReduce, Label: "AllReduce", ShareOfKernel: 50, USPerStep: 12420, CallsPerStep: 122,
+			Steps: 111, Ranks: 1, Phase: "decode", SpanMeanUS: 25640, SpanP50US: 25640, BusyShare: 96.9},
+		Bandwidth: &analyze.Bandwidth{Rows: []analyze.BandwidthRow{
+			{Phase: "decode", Bucket: analyze.AllReduce, Bytes: 448 << 10, BytesMin: 448 << 10, BytesMax: 448 << 10, GroupSize: 1,
+				Basis: analyze.BasisKernel, AlgBW: 0.2, BusFactor: 0, KernelUSPerStep: 12420, Note: "no bus bandwidth factor for this collective and group size"},
+		}},
+	}
+	if got := HeadlineText(r); strings.Contains(got, "GB/s") || !strings.Contains(got, "AllReduce leads decode kernel time") {
+		t.Errorf("HeadlineText = %q", got)
+	}
+}
