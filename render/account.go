@@ -12,40 +12,35 @@ import (
 	"kinetoscope/analyze/diff"
 )
 
-// partHex is the colour of each part of the step-time account in the step
-// time chart: compute cool, communication warm (wait hatched), GPU idle in
-// greys, lighter as the cause is less the host's.
-var partHex = map[string]uint32{
-	analyze.PartCompute:     0x332288,
-	analyze.PartMemory:      0xF0E442,
-	analyze.PartTransfer:    hexTransfer,
-	analyze.PartWait:        hexWait,
-	analyze.PartCommUnsplit: 0xDDCC77,
-	analyze.PartHostLate:    0x555555,
-	analyze.PartAfterSync:   0x8C8C8C,
-	analyze.PartGraphLaunch: 0x44AA99,
-	analyze.PartLaunchGap:   0xBDBDBD,
-	analyze.PartUnexplained: 0xE2E2E2,
+// partLook is how the outputs show one part of the step-time account
+// (analyze.Account.Parts): its colour in the step time chart (compute
+// cool, communication warm with wait hatched, GPU idle in greys, lighter as
+// the cause is less the host's), its legend label (at most maxLegendLabel
+// runes) and its words in a headline.
+type partLook struct {
+	hex    uint32
+	legend string
+	words  string
 }
 
-// partLegend is each part's legend label (at most maxLegendLabel runes).
-var partLegend = map[string]string{
-	analyze.PartCompute:     "compute",
-	analyze.PartMemory:      "memory ops",
-	analyze.PartTransfer:    "comm transfer",
-	analyze.PartWait:        "comm wait",
-	analyze.PartCommUnsplit: "comm (not split)",
-	analyze.PartHostLate:    "idle: host late",
-	analyze.PartAfterSync:   "idle: after sync",
-	analyze.PartGraphLaunch: "idle: graph launch",
-	analyze.PartLaunchGap:   "idle: launch gap",
-	analyze.PartUnexplained: "idle: unexplained",
+// partLooks holds every part's look: the one place that names the parts.
+var partLooks = map[string]partLook{
+	analyze.PartCompute:     {0x332288, "compute", "compute"},
+	analyze.PartMemory:      {0xF0E442, "memory ops", "memory ops"},
+	analyze.PartTransfer:    {hexTransfer, "comm transfer", "communication transfer"},
+	analyze.PartWait:        {hexWait, "comm wait", "communication wait"},
+	analyze.PartCommUnsplit: {0xDDCC77, "comm (not split)", "communication (not split into transfer and wait)"},
+	analyze.PartHostLate:    {0x555555, "idle: host late", "GPU idle with the host late"},
+	analyze.PartAfterSync:   {0x8C8C8C, "idle: after sync", "GPU idle after a host sync"},
+	analyze.PartGraphLaunch: {0x44AA99, "idle: graph launch", "GPU idle in graph launches"},
+	analyze.PartLaunchGap:   {0xBDBDBD, "idle: launch gap", "GPU idle in launch gaps"},
+	analyze.PartUnexplained: {0xE2E2E2, "idle: unexplained", "GPU idle, cause unexplained"},
 }
 
 // PartLegend is the step time chart's legend label of a part.
 func PartLegend(name string) string {
-	if l, ok := partLegend[name]; ok {
-		return l
+	if l, ok := partLooks[name]; ok {
+		return l.legend
 	}
 	return name
 }
@@ -256,7 +251,7 @@ func stepTimeChart(title, phase string, bars []stepBar, f Format) ([]byte, error
 			x += us
 		}
 		for _, p := range b.account.Parts() {
-			add(p.Name, p.US, box{Color: rgb(partHex[p.Name]), Hatch: p.Name == analyze.PartWait})
+			add(p.Name, p.US, box{Color: rgb(partLooks[p.Name].hex), Hatch: p.Name == analyze.PartWait})
 		}
 		add(partBoundary, b.account.BoundaryUS, box{Color: rgb(hexBoundary)})
 		hb.endLabel(y, x, fmt.Sprintf("span %s ms + boundary %s ms", ms(b.account.SpanUS), ms(b.account.BoundaryUS)), rgb(hexText))
@@ -265,7 +260,7 @@ func stepTimeChart(title, phase string, bars []stepBar, f Format) ([]byte, error
 	var legend []legendEntry
 	for _, p := range (&analyze.Account{}).Parts() {
 		if present[p.Name] {
-			legend = append(legend, legendEntry{Label: PartLegend(p.Name), Color: rgb(partHex[p.Name]), Hatch: p.Name == analyze.PartWait})
+			legend = append(legend, legendEntry{Label: PartLegend(p.Name), Color: rgb(partLooks[p.Name].hex), Hatch: p.Name == analyze.PartWait})
 		}
 	}
 	if present[partBoundary] {

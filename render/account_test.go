@@ -162,3 +162,15 @@ func TestDiffRankAccountTable(t *testing.T) {
 		t.Errorf("rows missing: %v", want)
 	}
 }
+
+// TestEveryPartHasALook: each part the account gives has a colour, a
+// legend label of at most maxLegendLabel runes and its words.
+func TestEveryPartHasALook(t *testing.T) {
+	var a analyze.Account
+	for _, p := range a.Parts() {
+		l, ok := partLooks[p.Name]
+		if !ok || l.hex == 0 || l.legend == "" || l.words == "" || len([]rune(l.legend)) > maxLegendLabel {
+			t.Errorf("part %q: look %+v", p.Name, l)
+		}
+	}
+}

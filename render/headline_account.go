@@ -7,25 +7,10 @@ import (
 	"kinetoscope/analyze"
 )
 
-// partWords says a part of the step-time account (analyze.Account.Parts)
-// in the words of a headline.
-var partWords = map[string]string{
-	analyze.PartCompute:     "compute",
-	analyze.PartMemory:      "memory ops",
-	analyze.PartTransfer:    "communication transfer",
-	analyze.PartWait:        "communication wait",
-	analyze.PartCommUnsplit: "communication (not split into transfer and wait)",
-	analyze.PartHostLate:    "GPU idle with the host late",
-	analyze.PartLaunchGap:   "GPU idle in launch gaps",
-	analyze.PartAfterSync:   "GPU idle after a host sync",
-	analyze.PartGraphLaunch: "GPU idle in graph launches",
-	analyze.PartUnexplained: "GPU idle, cause unexplained",
-}
-
 // PartText says a part of the account in words.
 func PartText(name string) string {
-	if w, ok := partWords[name]; ok {
-		return w
+	if l, ok := partLooks[name]; ok {
+		return l.words
 	}
 	return name
 }
