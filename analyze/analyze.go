@@ -37,6 +37,10 @@ type Options struct {
 	// (nccl-tests' bus bandwidth convention: NVLink 4 is 450, half its
 	// 900 GB/s both ways). Empty: the link the GPU name tells, if any.
 	Link string
+	// GPUPeak overrides the GPU's peaks that the roofline is held against
+	// (Report.Roofline): comma-separated hbm=TB/s and dtype=TFLOP/s
+	// figures (ParseGPUPeak), the GPU name's for any not given.
+	GPUPeak string
 	// LaunchGapUS is the longest gap after an early launch that the step
 	// account calls a launch gap (0: DefaultLaunchGapUS, 30 us).
 	LaunchGapUS float64
@@ -59,6 +63,9 @@ func Analyze(set *ingest.Set, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}
+	if _, err := ParseGPUPeak(opt.GPUPeak, nil); err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
 	var traces []*ingest.Trace
 	for _, t := range set.Traces {
 		if opt.Rank == nil || t.Rank == *opt.Rank {
@@ -79,6 +86,7 @@ func Analyze(set *ingest.Set, opt Options) (*Report, error) {
 	a := alignRanks(r, traces, passes)
 	addRankAccounts(r, passes, a, opt)
 	r.Bandwidth = collectiveBandwidth(r, passes, a, link)
+	r.Roofline = rooflineOf(r, passes, opt.GPUPeak)
 	for _, t := range traces {
 		r.Synthetic = r.Synthetic || synthetic(t)
 	}

@@ -18,6 +18,10 @@ type Report struct {
 	// Bandwidth is the achieved bandwidth of the collectives per kind and
 	// message size; nil when the steps hold no communication kernel.
 	Bandwidth *Bandwidth `json:"bandwidth,omitempty"`
+	// Roofline is how close the GEMM and attention kernels ran to the
+	// GPU's peaks, from the shapes their ops recorded; nil when the steps
+	// hold no such kernel.
+	Roofline *Roofline `json:"roofline,omitempty"`
 	// Headline is the finding a user wants first, from the decode steps.
 	Headline *Headline `json:"headline,omitempty"`
 	// Account holds the thresholds every step's account was made with.
