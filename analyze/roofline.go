@@ -19,8 +19,8 @@ type Roofline struct {
 	// known, and then PeakNote says why.
 	Peak     *GPUPeak `json:"peak,omitempty"`
 	PeakNote string   `json:"peak_note,omitempty"`
-	// Rows are in phase order (prefill, decode, mixed), then bucket
-	// display order.
+	// Rows are in phase order (prefill, decode, mixed, unknown), then
+	// bucket display order.
 	Rows []RooflineRow `json:"rows"`
 	// SpeedOfLight estimates the decode step with every kernel at its roof.
 	SpeedOfLight *SpeedOfLight `json:"speed_of_light,omitempty"`
@@ -99,6 +99,12 @@ const (
 	GapGraph   = "CUDA graph replay: no op with shapes launched it"
 	GapNoOp    = "launched by no op with shapes (GEMM, attention) in the trace"
 	GapNoTrace = "the trace records no shapes: profile with record_shapes=True"
+	// GapNoExtID: the kernel was launched outside every recorded op (a
+	// C++/CUDA extension called without a torch op around it).
+	GapNoExtID = "launched outside any recorded op (no External id): its caller is not a torch op, so no shapes are recorded"
+	// GapOldFormat: PyTorch 1.x traces give a kernel its correlation as
+	// External id, not its op's.
+	GapOldFormat = "kernels carry no op's External id (a PyTorch 1.x trace): not linked to the ops' shapes"
 )
 
 // rooflineBuckets are the classes that get a row even when none of their
@@ -233,7 +239,7 @@ func (acc *rooflineAcc) rank(p *rankPass, steps []Step) {
 
 // isWorkPhase says whether a step of this phase gets roofline rows.
 func isWorkPhase(ph string) bool {
-	return ph == PhasePrefill || ph == PhaseDecode || ph == PhaseMixed
+	return ph == PhasePrefill || ph == PhaseDecode || ph == PhaseMixed || ph == PhaseUnknown
 }
 
 // launchedBy says whether GPU event i was launched inside op: its launch
@@ -256,6 +262,12 @@ func unlinkedReason(p *rankPass, i int, hasShapes bool, graphs map[ingest.StrID]
 	}
 	if !hasShapes {
 		return GapNoTrace
+	}
+	switch ev := p.t.GPU.At(i); {
+	case ev.ExternalID == 0:
+		return GapNoExtID
+	case ev.ExternalID == ev.Correlation:
+		return GapOldFormat
 	}
 	return GapNoOp
 }
@@ -317,7 +329,7 @@ func (acc *rooflineAcc) finish(tab bucketTab) []RooflineRow {
 	for k := range acc.rows {
 		keys = append(keys, k)
 	}
-	order := map[string]int{PhasePrefill: 0, PhaseDecode: 1, PhaseMixed: 2}
+	order := map[string]int{PhasePrefill: 0, PhaseDecode: 1, PhaseMixed: 2, PhaseUnknown: 3}
 	slices.SortFunc(keys, func(a, b rowKey) int {
 		return cmp.Or(cmp.Compare(order[a.phase], order[b.phase]), cmp.Compare(a.bucket, b.bucket))
 	})
