@@ -452,4 +452,3 @@ func TestRooflineCountsUnshaped(t *testing.T) {
 	}
 	t.Fatalf("no decode GEMM row: %+v", r.Roofline.Rows)
 }
-
