@@ -35,7 +35,7 @@ const (
 )
 
 // solAssumption is what the speed of light assumes.
-const solAssumption = "an estimate, not a measurement: every kernel whose work the shapes give at its roof " +
+const solAssumption = "every kernel whose work the shapes give at its roof " +
 	"(bytes at the GPU's memory bandwidth or FLOPs at its tensor peak for the dtype, whichever is longer), " +
 	"every collective's transfer at the link's peak bus bandwidth with no rank waiting, every other kernel as measured; " +
 	"kernels back to back on one stream, no idle time and no overlap"

@@ -54,6 +54,8 @@ func Formats() []Format {
 			render.WriteSummaryCSV, nil},
 		{"csv-bandwidth", "one row per phase, collective and message size: algbw, busbw, share of the link's peak", typeCSV,
 			render.WriteBandwidthCSV, nil},
+		{"csv-roofline", "one row per phase and kernel class: achieved TFLOP/s and TB/s from the shapes, intensity, bound, share of the GPU's peak", typeCSV,
+			render.WriteRooflineCSV, nil},
 		{"csv-layers", "one row per rank, phase, layer and bucket of the steps folded into layers", typeCSV,
 			render.WriteLayersCSV, nil},
 		{"csv-slots", "one row per rank, phase and position in the layer: kernel, grid, block, duration", typeCSV,

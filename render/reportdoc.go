@@ -37,6 +37,7 @@ func reportBlocks(r *analyze.Report) []block {
 	bs = append(bs, accountBlocks(r)...)
 	bs = append(bs, collectiveBlocks(r)...)
 	bs = append(bs, bandwidthBlocks(r)...)
+	bs = append(bs, rooflineBlocks(r)...)
 	for i := range r.Ranks {
 		bs = append(bs, rankBlocks(r, &r.Ranks[i])...)
 	}

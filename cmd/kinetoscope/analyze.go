@@ -15,7 +15,7 @@ import (
 
 // analyzeUsage is the analyze command's synopsis.
 func analyzeUsage() string {
-	return `usage: kinetoscope analyze PATH... [--format ` + reportFormatList() + `] [--rules FILE] [--step-regex RE] [--rank N] [--link L] [--launch-gap-us US]
+	return `usage: kinetoscope analyze PATH... [--format ` + reportFormatList() + `] [--rules FILE] [--step-regex RE] [--rank N] [--link L] [--gpu-peak P] [--launch-gap-us US]
 
 Classifies every GPU kernel into buckets (AllReduce, GEMM, attention, ...),
 cuts each rank's trace into engine steps (prefill / decode, CUDA-graph
@@ -76,6 +76,7 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (analyzeArgs, error) {
 	fs.StringVar(&a.opt.RulesFile, "rules", "", "YAML file of classification rules tried before the built-in ones")
 	fs.StringVar(&a.opt.StepRegex, "step-regex", "", "RE2 regex: CPU annotations whose name matches start a step (overrides built-in step markers)")
 	linkFlag(fs, &a.opt.Link)
+	gpuPeakFlag(fs, &a.opt.GPUPeak)
 	fs.Func("launch-gap-us", fmt.Sprintf("step-time account: the longest GPU gap after an early launch called a launch gap, in us (default %g, HTA's consecutive_kernel_delay)", analyze.DefaultLaunchGapUS), func(s string) error {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || v <= 0 || math.IsInf(v, 0) {
@@ -96,6 +97,18 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (analyzeArgs, error) {
 	}
 	a.paths = paths
 	return a, checkOneOf("format", a.format, driver.ReportFormats())
+}
+
+// gpuPeakFlag adds --gpu-peak, the GPU's peaks the roofline is held
+// against, to fs.
+func gpuPeakFlag(fs *flag.FlagSet, peak *string) {
+	fs.Func("gpu-peak", "the GPU's peaks for the roofline, over the GPU name's: hbm=TB/s and "+strings.Join(analyze.PeakKeys(), "|")+"=TFLOP/s, comma-separated, e.g. hbm=4.8TB/s,bf16=989TFLOPs (default: from the GPU name)", func(s string) error {
+		if _, err := analyze.ParseGPUPeak(s, nil); err != nil {
+			return err
+		}
+		*peak = s
+		return nil
+	})
 }
 
 // linkFlag adds --link, the link behind collective bus bandwidth, to fs.

@@ -19,7 +19,7 @@ import (
 
 // chartUsage is the chart command's synopsis.
 func chartUsage() string {
-	return `usage: kinetoscope chart PATH --kind ` + runChartList() + ` [-o ` + imageFormatList() + `] [--rank N] [--step N] [--link L]
+	return `usage: kinetoscope chart PATH --kind ` + runChartList() + ` [-o ` + imageFormatList() + `] [--rank N] [--step N] [--link L] [--gpu-peak P]
        kinetoscope chart BASE HEAD --kind ` + strings.Join(driver.DiffChartKinds(), "|") + ` [-o ` + imageFormatList() + `] [--reports]
 
 Draws one chart of an analysed run, or of the diff of two:
@@ -38,6 +38,7 @@ type chartArgs struct {
 	step    int
 	reports bool
 	link    string
+	gpuPeak string
 }
 
 // chartKinds lists the chart kinds.
@@ -81,14 +82,14 @@ func drawChart(a chartArgs, f render.Format) ([]byte, error) {
 		if a.rank >= 0 { // FirstRank (no --rank): a diff pools all ranks
 			opt.Rank = &a.rank
 		}
-		d, err := comparePaths(a.paths[0], a.paths[1], a.reports, opt, analyze.Options{Link: a.link})
+		d, err := comparePaths(a.paths[0], a.paths[1], a.reports, opt, analyze.Options{Link: a.link, GPUPeak: a.gpuPeak})
 		if err != nil {
 			return nil, err
 		}
 		return driver.DiffChart(d, a.kind, f)
 	}
 	opt, done := readOptions(os.Stderr)
-	opt.Analyze = analyze.Options{Link: a.link}
+	opt.Analyze = analyze.Options{Link: a.link, GPUPeak: a.gpuPeak}
 	run, err := driver.Analyze(a.paths[0], opt)
 	done()
 	if err != nil {
@@ -122,6 +123,7 @@ func parseChartArgs(args []string, stderr io.Writer) (chartArgs, error) {
 	fs.Func("rank", "rank for steps and timeline (default: the first), or compared in diff (default: all)", intFlag(&a.rank))
 	fs.Func("step", "step index for timeline (default: the slowest step of the shown phase: decode, else prefill, else all; as the steps chart names it)", intFlag(&a.step))
 	linkFlag(fs, &a.link)
+	gpuPeakFlag(fs, &a.gpuPeak)
 	fs.BoolVar(&a.reports, "reports", false, "diff: BASE and HEAD are JSON reports from 'kinetoscope analyze --format json'")
 	var err error
 	if a.paths, err = parseInterspersed(fs, args); err != nil {

@@ -13,7 +13,7 @@ import (
 
 // diffUsage is the diff command's synopsis.
 func diffUsage() string {
-	return `usage: kinetoscope diff BASE HEAD [--format ` + diffFormatList() + `] [--rank N] [--phase ` + strings.Join(diff.Phases(), "|") + `] [--reports] [--link L]
+	return `usage: kinetoscope diff BASE HEAD [--format ` + diffFormatList() + `] [--rank N] [--phase ` + strings.Join(diff.Phases(), "|") + `] [--reports] [--link L] [--gpu-peak P]
 
 Compares two profiling runs bucket by bucket: step span, time and calls per
 step per bucket, kernels present in one run only, launch delay, metadata.
@@ -69,6 +69,7 @@ func parseDiffArgs(args []string, stderr io.Writer) (diffArgs, error) {
 	fs.StringVar(&a.opt.Phase, "phase", "decode", "steps compared: "+strings.Join(diff.Phases(), ", "))
 	fs.BoolVar(&a.reports, "reports", false, "BASE and HEAD are JSON reports from 'kinetoscope analyze --format json'")
 	linkFlag(fs, &a.analyze.Link)
+	gpuPeakFlag(fs, &a.analyze.GPUPeak)
 	rank := -1
 	fs.Func("rank", "compare this rank only (default: all ranks, pooled per step)", intFlag(&rank))
 	paths, err := parseInterspersed(fs, args)
