@@ -15,7 +15,8 @@ import (
 const (
 	PeakFP32 = "fp32"
 	PeakTF32 = "tf32"
-	PeakBF16 = "bf16" // also fp16
+	PeakBF16 = "bf16" // also fp16's rate (GPUPeak.Rate)
+	PeakFP16 = "fp16" // a work dtype only: held against PeakBF16's rate
 	PeakFP8  = "fp8"
 	PeakINT8 = "int8"
 	PeakINT4 = "int4"
@@ -40,6 +41,15 @@ type GPUPeak struct {
 	Source string `json:"source"`
 	// Cite names the datasheet the figures are from.
 	Cite string `json:"cite,omitempty"`
+}
+
+// Rate returns the dense tensor TFLOP/s for a work dtype key (FP16 at the
+// BF16 figure, the same on every part of the table), 0 when unknown.
+func (p *GPUPeak) Rate(key string) float64 {
+	if key == PeakFP16 {
+		key = PeakBF16
+	}
+	return p.TFLOPS[key]
 }
 
 // gpuPeakRow is one part of the peak table: the pattern its device name

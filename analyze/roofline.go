@@ -179,7 +179,6 @@ func deviceGPUPeakOf(passes []*rankPass) (*GPUPeak, string) {
 // rank adds one rank's kernels in its steps of a phase.
 func (acc *rooflineAcc) rank(p *rankPass, steps []Step) {
 	t := p.t
-	byExt := t.Shapes.ByExternalID()
 	hasShapes := false
 	for _, o := range t.Shapes.Ops.All() {
 		if len(o.Inputs) > 0 {
@@ -192,23 +191,11 @@ func (acc *rooflineAcc) rank(p *rankPass, steps []Step) {
 			acc.steps[ph]++
 		}
 	}
-	// The op of each kernel, and the kernel time of each op.
-	opOf := make([]int32, t.GPU.Len())
-	opNS := map[int32]int64{}
-	for i, ev := range t.GPU.All() {
-		opOf[i] = -1
-		if s := p.stepOf[i]; s < 0 || ev.Kind != ingest.KindKernel || !isWorkPhase(steps[s].Phase) || steps[s].Truncated {
-			continue
-		}
-		if j, ok := byExt[ev.ExternalID]; ok && ev.ExternalID != 0 && launchedBy(p, i, t.Shapes.Ops.At(j)) {
-			opOf[i] = int32(j)
-			opNS[int32(j)] += ev.Dur
-		}
-	}
+	opOf, opNS := linkOps(p, steps)
 	works, graphs := map[int32]opWork{}, map[ingest.StrID]bool{}
 	for i, ev := range t.GPU.All() {
 		s := p.stepOf[i]
-		if s < 0 || ev.Kind != ingest.KindKernel || !isWorkPhase(steps[s].Phase) || steps[s].Truncated {
+		if !inWorkStep(p, i, steps) {
 			continue
 		}
 		b := p.bucketOf[i]
@@ -235,6 +222,34 @@ func (acc *rooflineAcc) rank(p *rankPass, steps []Step) {
 		share := float64(ev.Dur) / float64(max(opNS[op], 1))
 		acc.addWork(rowKey{steps[s].Phase, b}, w, share, ev.Dur)
 	}
+}
+
+// linkOps returns the op with shapes of each GPU event of p in a step of
+// steps that gets roofline rows (Trace.Shapes.Ops index, -1 for none), and
+// the kernel time of each op in ns.
+func linkOps(p *rankPass, steps []Step) ([]int32, map[int32]int64) {
+	t := p.t
+	byExt := t.Shapes.ByExternalID()
+	opOf := make([]int32, t.GPU.Len())
+	opNS := map[int32]int64{}
+	for i, ev := range t.GPU.All() {
+		opOf[i] = -1
+		if !inWorkStep(p, i, steps) {
+			continue
+		}
+		if j, ok := byExt[ev.ExternalID]; ok && ev.ExternalID != 0 && launchedBy(p, i, t.Shapes.Ops.At(j)) {
+			opOf[i] = int32(j)
+			opNS[int32(j)] += ev.Dur
+		}
+	}
+	return opOf, opNS
+}
+
+// inWorkStep says whether GPU event i is a kernel in a step that gets
+// roofline rows (not cut off by the end of the profile).
+func inWorkStep(p *rankPass, i int, steps []Step) bool {
+	s := p.stepOf[i]
+	return s >= 0 && p.t.GPU.At(i).Kind == ingest.KindKernel && isWorkPhase(steps[s].Phase) && !steps[s].Truncated
 }
 
 // isWorkPhase says whether a step of this phase gets roofline rows.
@@ -380,7 +395,7 @@ func (rf *Roofline) holdAgainst() {
 			compUS += c
 			r.RoofUS += max(m, c)
 		}
-		peak := rf.Peak.TFLOPS[r.Dtype]
+		peak := rf.Peak.Rate(r.Dtype)
 		if peak > 0 && rf.Peak.HBMTBPerS > 0 {
 			r.Ridge = peak / rf.Peak.HBMTBPerS
 		}
@@ -399,7 +414,7 @@ func (p *GPUPeak) roofUS(w RooflineWork) (memUS, compUS float64) {
 	if p.HBMTBPerS > 0 {
 		memUS = w.Bytes / (p.HBMTBPerS * 1e6)
 	}
-	if f := p.TFLOPS[w.Dtype]; f > 0 {
+	if f := p.Rate(w.Dtype); f > 0 {
 		compUS = w.FLOPs / (f * 1e6)
 	}
 	return memUS, compUS

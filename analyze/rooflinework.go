@@ -41,11 +41,13 @@ func dtypeBytes(t string) (float64, bool) {
 
 // peakKeyOf returns the GPUPeak.TFLOPS key of the math of inputs of this
 // dtype: FP8 types at the FP8 rate, 8-bit integers at INT8, float at FP32,
-// half types at BF16; "" for others.
+// BF16 and FP16 at theirs; "" for others.
 func peakKeyOf(t string) string {
 	switch t {
-	case "c10::BFloat16", "c10::Half":
+	case "c10::BFloat16":
 		return PeakBF16
+	case "c10::Half":
+		return PeakFP16
 	case "float":
 		return PeakFP32
 	case "c10::Float8_e4m3fn", "c10::Float8_e5m2", "c10::Float8_e4m3fnuz", "c10::Float8_e5m2fnuz":

@@ -171,7 +171,7 @@ func WriteRooflineCSV(w io.Writer, r *analyze.Report) error {
 		for _, row := range rf.Rows {
 			peak = ""
 			if rf.Peak != nil && row.Dtype != "" {
-				peak = num(rf.Peak.TFLOPS[row.Dtype])
+				peak = num(rf.Peak.Rate(row.Dtype))
 			}
 			n, us, reasons := 0, 0.0, make([]string, 0, len(row.Unshaped))
 			for _, g := range row.Unshaped {
