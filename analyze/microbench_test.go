@@ -32,7 +32,7 @@ type microbenchRow struct {
 // recorded around one call) is taken to exceed its kernels' own time, as
 // the profiler measures it: the launch between the first event and the
 // first kernel, and the gap to the second event.
-const eventOverheadUS = 3.0
+const eventOverheadUS = 3.5
 
 // shapeRate is the work and kernel time of the trace's ops of one shape.
 type shapeRate struct {

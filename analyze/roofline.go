@@ -44,6 +44,10 @@ type RooflineRow struct {
 	KernelUS      float64 `json:"kernel_us"`
 	ShapedKernels int     `json:"shaped_kernels"`
 	ShapedUS      float64 `json:"shaped_us"`
+	// BorrowedKernels are the shaped kernels replayed from a CUDA graph
+	// whose work is that of the kernel at their place in an eager step of
+	// the same phase, tokens and kernel sequence.
+	BorrowedKernels int `json:"borrowed_kernels,omitempty"`
 	// FLOPs and Bytes are the work of the shaped kernels (an op's work
 	// split over its kernels by their time).
 	FLOPs float64 `json:"flops"`
@@ -191,7 +195,7 @@ func (acc *rooflineAcc) rank(p *rankPass, steps []Step) {
 			acc.steps[ph]++
 		}
 	}
-	opOf, opNS := linkOps(p, steps)
+	links := kernelLinks(p, steps)
 	works, graphs := map[int32]opWork{}, map[ingest.StrID]bool{}
 	for i, ev := range t.GPU.All() {
 		s := p.stepOf[i]
@@ -199,7 +203,7 @@ func (acc *rooflineAcc) rank(p *rankPass, steps []Step) {
 			continue
 		}
 		b := p.bucketOf[i]
-		op := opOf[i]
+		op := links[i].op
 		if op < 0 && !slices.Contains(rooflineBuckets, p.tab.ids[b]) {
 			continue
 		}
@@ -219,8 +223,7 @@ func (acc *rooflineAcc) rank(p *rankPass, steps []Step) {
 			acc.gap(rowKey{steps[s].Phase, b}, w.why, ev.Dur)
 			continue
 		}
-		share := float64(ev.Dur) / float64(max(opNS[op], 1))
-		acc.addWork(rowKey{steps[s].Phase, b}, w, share, ev.Dur)
+		acc.addWork(rowKey{steps[s].Phase, b}, w, links[i], ev.Dur)
 	}
 }
 
@@ -315,10 +318,14 @@ func (acc *rooflineAcc) gap(k rowKey, reason string, dur int64) {
 	g.US += us(dur)
 }
 
-// addWork adds share of an op's work done by one of its kernels.
-func (acc *rooflineAcc) addWork(k rowKey, w opWork, share float64, dur int64) {
+// addWork adds the share of an op's work one kernel did.
+func (acc *rooflineAcc) addWork(k rowKey, w opWork, l opLink, dur int64) {
+	share := l.share
 	r := acc.rows[k]
 	r.ShapedKernels++
+	if l.borrowed {
+		r.BorrowedKernels++
+	}
 	r.ShapedUS += us(dur)
 	r.FLOPs += w.flops * share
 	r.Bytes += w.bytes * share

@@ -452,3 +452,77 @@ func TestRooflineCountsUnshaped(t *testing.T) {
 	}
 	t.Fatalf("no decode GEMM row: %+v", r.Roofline.Rows)
 }
+
+// TestRooflineBorrowsFromEagerStep alters the eager sample as if one
+// decode step of each rank had been replayed from a CUDA graph (its
+// kernels' launches renamed cudaGraphLaunch, their External ids cleared,
+// so no op links them) and checks that the step borrows the shapes of an
+// eager decode step with the same tokens and kernel sequence: the decode
+// rows' FLOPs and bytes are those of the unaltered trace, the altered
+// step's linked kernels counted as borrowed. A step whose sequence differs
+// in one kernel name borrows nothing.
+func TestRooflineBorrowsFromEagerStep(t *testing.T) {
+	path := testkit.Real(t, "eager")
+	_, want := analyzePath(t, path)
+	alter := func(rename bool) *Report {
+		set, err := ingest.Open(path, ingest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ri, tr := range set.Traces {
+			replayStep(t, tr, &want.Ranks[ri], 3, rename)
+		}
+		r, err := Analyze(set, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	sums := func(r *Report) (flops, bytes float64, borrowed, shaped int) {
+		for _, row := range r.Roofline.Rows {
+			if row.Phase == PhaseDecode {
+				flops, bytes, borrowed, shaped = flops+row.FLOPs, bytes+row.Bytes, borrowed+row.BorrowedKernels, shaped+row.ShapedKernels
+			}
+		}
+		return
+	}
+	wf, wb, _, ws := sums(want)
+	gf, gb, borrowed, gs := sums(alter(false))
+	if !nearRel(gf, wf) || !nearRel(gb, wb) || gs != ws || borrowed == 0 {
+		t.Errorf("replayed step: %g FLOPs %g bytes, %d shaped (%d borrowed); unaltered %g FLOPs %g bytes, %d shaped",
+			gf, gb, gs, borrowed, wf, wb, ws)
+	}
+	nf, _, nborrowed, ns := sums(alter(true))
+	if nborrowed != 0 || ns >= ws || nf >= wf {
+		t.Errorf("a replay differing in one kernel name borrowed %d kernels (%d shaped, %g FLOPs; unaltered %d, %g)", nborrowed, ns, nf, ws, wf)
+	}
+}
+
+// replayStep makes step s of tr look replayed from a CUDA graph: its
+// kernels' launches become cudaGraphLaunch calls and the kernels lose
+// their External ids; with rename, its first kernel also gets another
+// name.
+func replayStep(t *testing.T, tr *ingest.Trace, rk *Rank, s int, rename bool) {
+	t.Helper()
+	if rk.Steps[s].Phase != PhaseDecode || rk.Steps[s].Tokens == 0 {
+		t.Fatalf("step %d is %s with %d tokens", s, rk.Steps[s].Phase, rk.Steps[s].Tokens)
+	}
+	start := int64(math.Round(rk.Steps[s].StartUS * 1000))
+	end := int64(math.Round(rk.Steps[s+1].StartUS * 1000))
+	graph := tr.Strings.Intern("cudaGraphLaunch")
+	byCorr := map[int64]*ingest.Launch{}
+	for _, l := range tr.Launches.All() {
+		byCorr[l.Correlation] = l
+	}
+	first := true
+	for _, ev := range tr.GPU.All() {
+		l := byCorr[ev.Correlation]
+		if ev.Kind != ingest.KindKernel || l == nil || l.Start < start || l.Start >= end {
+			continue
+		}
+		l.Name, ev.ExternalID = graph, 0
+		if rename && first {
+			ev.Name, first = tr.Strings.Intern("a kernel no eager step ran"), false
+		}
+	}
+}

@@ -108,6 +108,10 @@ var gapRemedies = map[string]string{
 func unshapedLines(rf *analyze.Roofline) []string {
 	var out []string
 	for _, r := range rf.Rows {
+		if r.BorrowedKernels > 0 {
+			out = append(out, fmt.Sprintf("%s %s: %d of %d kernels, replayed from CUDA graphs, take their shapes from an eager step of the same phase, tokens and kernel sequence.",
+				r.Phase, r.Label, r.BorrowedKernels, r.Kernels))
+		}
 		for _, g := range r.Unshaped {
 			s := fmt.Sprintf("%s %s: %d of %d kernels, %s of the class's time, have no figure: %s", r.Phase, r.Label,
 				g.Kernels, r.Kernels, pct(ratioPct(g.US, r.KernelUS)), g.Reason)
