@@ -172,6 +172,11 @@ func WithLink(r *Report, link string) (*Report, error) {
 	out := *r
 	out.Bandwidth = &b
 	out.WhatIf = whatIfs(&out) // the link-peak estimate reads the peak
+	if r.Roofline != nil {     // so does the speed of light's collectives part
+		rf := *r.Roofline
+		rf.SpeedOfLight = speedOfLight(&out, &rf)
+		out.Roofline = &rf
+	}
 	return &out, nil
 }
 
