@@ -186,6 +186,8 @@ func ChartKinds() []ChartKind {
 			draw: (*Run).timeline},
 		{Name: "bandwidth", Summary: "collective bus bandwidth per message size, against the link's peak", Input: FromReport,
 			draw: func(run *Run, req ChartRequest) ([]byte, error) { return render.Bandwidth(run.Report, req.Format) }},
+		{Name: "roofline", Summary: "achieved TFLOP/s by FLOPs per byte per kernel class and phase, under the GPU's memory and tensor roofs", Input: FromReport,
+			draw: func(run *Run, req ChartRequest) ([]byte, error) { return render.Roofline(run.Report, req.Format) }},
 		{Name: "steptime", Summary: "per rank, the step's span by part of the step-time account: compute, memory, transfer, wait, GPU idle by cause", Input: FromReport,
 			draw: func(run *Run, req ChartRequest) ([]byte, error) { return render.StepTime(run.Report, req.Format) }},
 		{Name: "diff", Summary: "base vs head ms per step by bucket, with the delta", Input: FromDiff,

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/csv"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -91,5 +92,42 @@ func TestRooflineText(t *testing.T) {
 	}
 	if sol.EstimateUS >= sol.MeasuredSpanUS || sol.EstimateUS <= 0 {
 		t.Errorf("speed of light %g us for a measured %g us step", sol.EstimateUS, sol.MeasuredSpanUS)
+	}
+}
+
+// The roofline chart draws a labelled point per row with shapes and the
+// GPU's roofs, lists the kernels without a figure under it, and has
+// nothing to draw for a report without roofline rows.
+func TestRooflineChart(t *testing.T) {
+	r := reports.Of(t, testkit.Real(t, "cudagraph"))
+	svg, err := Roofline(r, SVG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := testkit.MustSVGText(t, svg)
+	points := 0
+	for _, row := range r.Roofline.Rows {
+		label := row.Label + " " + row.Phase + ": " + sig3(row.TFLOPS, 2) + " TFLOP/s"
+		if row.ShapedUS > 0 {
+			points++
+			if !strings.Contains(text, label) {
+				t.Errorf("chart lacks the point label %q", label)
+			}
+		} else if strings.Contains(text, label) {
+			t.Errorf("chart labels %q, a row without shapes", label)
+		}
+	}
+	for _, want := range []string{"bf16 tensor peak 989.4 TFLOP/s", "memory 4.8 TB/s", "have no figure: CUDA graph replay"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("chart lacks %q", want)
+		}
+	}
+	if points == 0 {
+		t.Fatal("no row with shapes to draw")
+	}
+	empty := *r
+	empty.Roofline = nil
+	if _, err := Roofline(&empty, SVG); !errors.Is(err, ErrNoData) {
+		t.Errorf("a report without a roofline: %v, want ErrNoData", err)
 	}
 }
