@@ -185,14 +185,14 @@ func (s *Server) getRun(c echo.Context) error {
 // getReport handles GET /api/v1/runs/{id}/report?format=: the stored
 // JSON, or the report in another of the driver's formats.
 func (s *Server) getReport(c echo.Context) error {
-	if err := knownParams(c.QueryParams(), "format", linkParam); err != nil {
+	if err := knownParams(c.QueryParams(), "format", linkParam, gpuPeakParam); err != nil {
 		return err
 	}
 	format := c.QueryParam("format")
 	if format != "" && format != "json" && !slices.Contains(driver.ReportFormats(), format) {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad format %q: want one of %s", format, strings.Join(driver.ReportFormats(), ", ")))
 	}
-	rep, _, err := s.linkedReport(c.Request().Context(), c.Param("id"), c.QueryParam(linkParam))
+	rep, _, err := s.requestReport(c.Request().Context(), c)
 	if err != nil {
 		return err
 	}

@@ -102,6 +102,16 @@ var gapRemedies = map[string]string{
 	analyze.GapOldFormat: "profile with PyTorch 2",
 }
 
+// RooflineNotes says, per row of the roofline, how many kernels borrowed
+// their shapes from an eager step, how many have no figure, why, and what
+// records them: the lines under the report's roofline table.
+func RooflineNotes(rf *analyze.Roofline) []string {
+	if rf == nil {
+		return nil
+	}
+	return unshapedLines(rf)
+}
+
 // unshapedLines say, per row, how many kernels have no figure and why:
 // "decode GEMM: 1536 of 1600 kernels, 96.0% of the class's time, have no
 // figure: CUDA graph replay ...".

@@ -38,6 +38,7 @@ func funcs() template.FuncMap {
 		"rankQuery": func(n int) template.URL { return template.URL("rank=" + strconv.Itoa(n)) },
 		"msd":       func(us float64) string { return render.Signed(us, render.MSValue(us)) },
 		"usv":       render.USValue,
+		"roofNotes": render.RooflineNotes,
 		"usd":       func(us float64) string { return render.Signed(us, render.USValue(us)) },
 		"numd":      func(v float64) string { return render.Signed(v, render.NumText(v)) },
 		"signedPct": func(v float64) string { return render.Signed(v, render.PctText(v)) },
