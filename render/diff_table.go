@@ -33,6 +33,7 @@ func diffBlocks(d *diff.Diff) []block {
 			block{Table: diffCommTable(d.Comm)})
 	}
 	bs = append(bs, diffBandwidthBlocks(d)...)
+	bs = append(bs, diffRooflineBlocks(d)...)
 	bs = append(bs, diffLayerBlocks(d)...)
 	bs = append(bs, diffKernelBlocks(&d.Kernels)...)
 	bs = append(bs, block{Heading: "Metadata", Level: 2}, block{Table: diffMetaTable(d.Metadata)})

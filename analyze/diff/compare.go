@@ -61,6 +61,8 @@ func compare(base, head *analyze.Report, opt Options) (*Diff, error) {
 	d.Account = compareAccount(t, b.samples, h.samples)
 	d.Base.Accounts, d.Head.Accounts = rankAccounts(b.ranks, d.Phase), rankAccounts(h.ranks, d.Phase)
 	d.Bandwidth = compareBandwidth(base, head, d.Phase)
+	d.Roofline = compareRoofline(base, head, d.Phase)
+	d.SpeedOfLight = compareSpeedOfLight(base, head)
 	d.Layers = compareLayers(t, b.ranks, h.ranks, d.Phase)
 	d.LaunchDelay = compareLaunchDelay(b.ranks, h.ranks)
 	d.Metadata = metadata(b, h)

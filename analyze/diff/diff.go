@@ -51,6 +51,12 @@ type Diff struct {
 	// Bandwidth compares collective bandwidth per phase, kind and message
 	// size; empty when neither run has any.
 	Bandwidth []BandwidthDiff `json:"bandwidth,omitempty"`
+	// Roofline compares each kernel class's achieved rates and share of
+	// its roof per phase (efficiency before and after); empty when neither
+	// run has roofline rows. SpeedOfLight compares the decode step's
+	// estimate at the roofs; nil unless both runs have one.
+	Roofline     []RooflineDiff    `json:"roofline,omitempty"`
+	SpeedOfLight *SpeedOfLightDiff `json:"speed_of_light,omitempty"`
 	// Layers compares the steps folded into layers; nil when neither run's
 	// steps fold.
 	Layers      *LayersDiff     `json:"layers,omitempty"`
