@@ -7,9 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -18,52 +15,16 @@ import (
 	"github.com/klauspost/compress/gzip"
 )
 
-// Open reads everything at path: a trace file, a directory of them (a vLLM
-// profile directory: every *.json and *.json.gz below it), or a tar, tar.gz
-// or zip archive of one. A file that cannot be read is recorded in
-// Set.Errors and the others are still read; Open itself fails only when
-// path cannot be opened or opt.Context is done.
+// Open reads everything at path (FromPath) into one set (OpenInput): a
+// trace file, a directory of them, or a tar, tar.gz or zip archive of one.
+// A file that cannot be read is recorded in Set.Errors and the others are
+// still read; Open itself fails only when path cannot be looked at or
+// opt.Context is done.
 func Open(path string, opt Options) (*Set, error) {
-	return OpenPaths([]string{path}, opt)
+	return OpenInput(FromPath(path), opt)
 }
 
-// OpenPaths reads every path as Open reads one, into one set: the rank
-// files of one run given one by one (Set.Path joins the paths with
-// spaces). Two files of one rank are an error naming both, as in a
-// directory.
-func OpenPaths(paths []string, opt Options) (*Set, error) {
-	if len(paths) == 0 {
-		return nil, errors.New("open: no path")
-	}
-	c := &collector{set: &Set{Path: strings.Join(paths, " ")}, opt: opt, many: len(paths) > 1}
-	for _, path := range paths {
-		if err := c.root(path); err != nil {
-			return nil, err
-		}
-		if ctx := opt.Context; ctx != nil && ctx.Err() != nil {
-			return nil, fmt.Errorf("reading %s: %w", path, ctx.Err())
-		}
-	}
-	c.finish()
-	return c.set, nil
-}
-
-// root reads one path given to OpenPaths: a directory or a file.
-func (c *collector) root(path string) error {
-	st, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	switch {
-	case st.IsDir():
-		return c.dir(path)
-	case st.Mode().IsRegular():
-		return c.file(path, st.Size())
-	}
-	return fmt.Errorf("%s: not a regular file or directory (%s)", path, st.Mode().Type())
-}
-
-// collector gathers the traces of one Open.
+// collector gathers the traces of one OpenInput.
 type collector struct {
 	set *Set
 	opt Options
@@ -87,35 +48,6 @@ func isCapture(p string) bool {
 		}
 	}
 	return false
-}
-
-// dir reads every trace file below root, several at a time (see
-// readFiles); what it finds is filed in the order of the walk, as if read
-// one after another.
-func (c *collector) dir(root string) error {
-	c.many = true
-	var found []dirEntry
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			found = append(found, dirEntry{path: p, err: err})
-			return nil
-		}
-		if d.IsDir() || !isTraceName(d.Name()) {
-			return nil
-		}
-		info, err := os.Stat(p) // through a symbolic link
-		switch {
-		case err != nil:
-			found = append(found, dirEntry{path: p, err: err})
-		case !info.Mode().IsRegular(): // a FIFO would block the walk
-			found = append(found, dirEntry{path: p, aside: "not a regular file (" + info.Mode().Type().String() + ")"})
-		default:
-			found = append(found, dirEntry{path: p, size: info.Size(), read: true})
-		}
-		return nil
-	})
-	c.readAll(found)
-	return err
 }
 
 // readAll reads the trace files of found several at a time (see
@@ -143,7 +75,7 @@ func (c *collector) readAll(found []dirEntry) {
 type dirEntry struct {
 	path string
 	size int64
-	// open opens the file; nil opens path on the local disk.
+	// open opens the file.
 	open    func() (SourceReader, error)
 	read    bool
 	archive bool
@@ -154,10 +86,10 @@ type dirEntry struct {
 
 // openEntry opens the file of e.
 func (e *dirEntry) openEntry() (SourceReader, error) {
-	if e.open != nil {
-		return e.open()
+	if e.open == nil {
+		return nil, errors.New("no way to open it was given")
 	}
-	return os.Open(e.path)
+	return e.open()
 }
 
 // readEntry reads the trace file of e.
@@ -187,7 +119,7 @@ func (c *collector) readArchive(e dirEntry) {
 // profile at once, on a machine of 8 or more cores.
 const maxFilesAtOnce = 8
 
-// readFiles reads the trace files of found, workers at a time (dir asks
+// readFiles reads the trace files of found, workers at a time (readAll asks
 // for as many as there are processors, at most maxFilesAtOnce): one file's
 // decompression and parse keep less than two cores busy, and the next
 // file's decompression fills the gaps. Progress calls are made one at a
@@ -231,17 +163,6 @@ func countRead(found []dirEntry) int {
 		}
 	}
 	return n
-}
-
-// file reads one local file: an archive or a trace.
-func (c *collector) file(p string, size int64) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	c.source(p, f, size)
-	return nil
 }
 
 // source reads one file, wherever it is: an archive's trace members, or

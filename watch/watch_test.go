@@ -13,6 +13,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"kinetoscope/driver"
+	"kinetoscope/ingest"
 	"kinetoscope/internal/testkit"
 )
 
@@ -276,7 +277,7 @@ func checkSets(t *testing.T, dir string, got []*SetReport, want []wantSet) {
 // sameReport checks that the set's report is driver.AnalyzePaths's.
 func sameReport(t *testing.T, s *SetReport) {
 	t.Helper()
-	ref, err := driver.AnalyzePaths(s.Files, driver.Options{})
+	ref, err := driver.Analyze(ingest.FromPaths(s.Files), driver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

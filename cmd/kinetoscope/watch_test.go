@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"kinetoscope/driver"
+	"kinetoscope/ingest"
 	"kinetoscope/internal/testkit"
 )
 
@@ -208,7 +209,7 @@ func decodeSets(t *testing.T, out string) []watchOutput {
 // sameAsAnalyze checks a set's report against driver.AnalyzePaths.
 func sameAsAnalyze(t *testing.T, s watchOutput) {
 	t.Helper()
-	ref, err := driver.AnalyzePaths(s.Set.Files, driver.Options{})
+	ref, err := driver.Analyze(ingest.FromPaths(s.Set.Files), driver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
