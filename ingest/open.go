@@ -1,8 +1,6 @@
 package ingest
 
 import (
-	"archive/tar"
-	"archive/zip"
 	"bufio"
 	"errors"
 	"fmt"
@@ -215,26 +213,18 @@ func (c *collector) tar(p string, r io.Reader) {
 	if skip.left > 0 {
 		r = skip
 	}
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return
+	err := WalkArchive(FormatTar, r, 0, func(m Member) error {
+		if m.Kind != MemberFile || !isTraceName(m.Name) {
+			return nil
 		}
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			err = fmt.Errorf("truncated: %w", err)
-		}
-		if err != nil {
-			c.fail(p, fmt.Errorf("reading tar archive: %w", err))
-			return
-		}
-		if h.Typeflag != tar.TypeReg || !isTraceName(h.Name) {
-			continue
-		}
-		name := p + "!" + h.Name
+		name := p + "!" + m.Name
 		skip.reading = true
-		c.add(name, func() (*Trace, error) { return readTrace(tr, name, h.Size, c.opt, blockSize) })
+		c.add(name, func() (*Trace, error) { return c.readMember(name, m) })
 		skip.reading = false
+		return nil
+	})
+	if err != nil {
+		c.fail(p, err)
 	}
 }
 
@@ -259,27 +249,35 @@ func (b *skipBudget) Read(p []byte) (int, error) {
 }
 
 // zip reads the trace members of a zip archive.
-func (c *collector) zip(p string, r io.ReaderAt, size int64) {
-	zr, err := zip.NewReader(r, size)
-	if err != nil {
-		c.fail(p, fmt.Errorf("reading zip archive: %w", err))
-		return
-	}
+func (c *collector) zip(p string, r SourceReader, size int64) {
 	c.many = true
-	for _, m := range zr.File {
-		if m.FileInfo().IsDir() || !isTraceName(m.Name) {
-			continue
+	err := WalkArchive(FormatZip, r, size, func(m Member) error {
+		if m.Kind != MemberFile || !isTraceName(m.Name) {
+			return nil
 		}
 		name := p + "!" + m.Name
-		c.add(name, func() (*Trace, error) {
-			rc, err := m.Open()
-			if err != nil {
-				return nil, err
-			}
-			defer rc.Close()
-			return readTrace(c.memberLimit(name, rc, m.CompressedSize64), name, int64(m.UncompressedSize64), c.opt, blockSize)
-		})
+		c.add(name, func() (*Trace, error) { return c.readMember(name, m) })
+		return nil
+	})
+	if err != nil {
+		c.fail(p, err)
 	}
+}
+
+// readMember reads the trace of an archive member, named name; a member
+// whose compressed size is known (a zip's) is bounded by the ratio limit
+// (memberLimit).
+func (c *collector) readMember(name string, m Member) (*Trace, error) {
+	rc, err := m.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	r := io.Reader(rc)
+	if m.Compressed > 0 {
+		r = c.memberLimit(name, rc, m.Compressed)
+	}
+	return readTrace(r, name, int64(m.Size), c.opt, blockSize)
 }
 
 // fail records a file that could not be read.
