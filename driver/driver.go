@@ -1,9 +1,11 @@
-// Package driver is Kinetoscope's one pipeline, from a trace path to every
-// output: it reads the traces (ingest), analyses them (analyze,
-// analyze/diff) and writes or draws the result (render), and it holds the
-// one table of outputs that the command line, the REST service and the web
-// page offer alike. cmd and api only translate flags and HTTP requests into
-// its calls.
+// Package driver is Kinetoscope's one pipeline, from a run's input (an
+// ingest.Input: trace files, a profile directory, archives, files held in
+// a blob store) to every output: it reads the traces (ingest; Read),
+// analyses them (analyze, analyze/diff; Analyze reads and analyses) and
+// writes or draws the result (render), and it holds the one table of
+// outputs that the command line, the REST service and the web page offer
+// alike. cmd and api only translate flags and HTTP requests into its
+// calls.
 package driver
 
 import (

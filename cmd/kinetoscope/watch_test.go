@@ -206,7 +206,7 @@ func decodeSets(t *testing.T, out string) []watchOutput {
 	return sets
 }
 
-// sameAsAnalyze checks a set's report against driver.AnalyzePaths.
+// sameAsAnalyze checks a set's report against driver.Analyze of its files.
 func sameAsAnalyze(t *testing.T, s watchOutput) {
 	t.Helper()
 	ref, err := driver.Analyze(ingest.FromPaths(s.Set.Files), driver.Options{})
@@ -218,7 +218,7 @@ func sameAsAnalyze(t *testing.T, s watchOutput) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(s.Report, b) {
-		t.Errorf("watch's report differs from driver.AnalyzePaths on %v", s.Set.Files)
+		t.Errorf("watch's report differs from driver.Analyze on %v", s.Set.Files)
 	}
 }
 
