@@ -85,6 +85,7 @@ func checkCharts(t *testing.T, set *ingest.Set, r *analyze.Report) {
 		noData := map[string]bool{
 			"bandwidth": r.Bandwidth == nil || len(r.Bandwidth.Rows) == 0,
 			"layers":    render.ShownLayers(&r.Ranks[0]) == nil,
+			"roofline":  r.Roofline == nil || len(r.Roofline.Rows) == 0,
 		}
 		if noData[name] {
 			if !errors.Is(err, render.ErrNoData) {
@@ -102,7 +103,7 @@ func checkCharts(t *testing.T, set *ingest.Set, r *analyze.Report) {
 			}
 			continue
 		}
-		if name != "timeline" && name != "bandwidth" && name != "layers" && !strings.Contains(texts, head) {
+		if name != "timeline" && name != "bandwidth" && name != "layers" && name != "roofline" && !strings.Contains(texts, head) {
 			t.Errorf("%s: no headline bucket %q in\n%s", name, head, texts)
 		}
 	}
