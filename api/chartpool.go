@@ -22,7 +22,7 @@ func chartKey(id, reportHash, kind string, rank, step int, format string) string
 // reportWithHash returns a run's decoded report, held against the run's
 // link setting, and a digest of both (linkedReport).
 func (s *Server) reportWithHash(ctx context.Context, id string) (*analyze.Report, string, error) {
-	return s.linkedReport(ctx, id, "")
+	return s.linkedReport(ctx, id, "", "")
 }
 
 // renderChart returns the image cached under key, or draws it on the

@@ -62,7 +62,7 @@ func (s *Server) getChart(c echo.Context) error {
 		return err
 	}
 	ctx, id := c.Request().Context(), c.Param("id")
-	rep, hash, err := s.requestReport(ctx, c)
+	rep, hash, err := s.linkedReport(ctx, id, c.QueryParam(linkParam), c.QueryParam(gpuPeakParam))
 	if err != nil {
 		return err
 	}

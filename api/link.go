@@ -40,9 +40,11 @@ func (u *upload) setLink(link string) (err error) {
 
 // linkedReport returns a run's report held against link (a request's
 // ?link=), else against the run's link setting, else against the GPU
-// name's (analyze.WithLink), and a digest of the stored report and that
-// link, for the chart cache.
-func (s *Server) linkedReport(ctx context.Context, id, link string) (*analyze.Report, string, error) {
+// name's (analyze.WithLink); its roofline likewise against peak (a
+// request's ?gpu_peak=), else the run's GPU peak setting, else the GPU
+// name's (analyze.WithGPUPeak); and a digest of the stored report and
+// both, for the chart cache.
+func (s *Server) linkedReport(ctx context.Context, id, link, peak string) (*analyze.Report, string, error) {
 	link, err := checkLink("?"+linkParam+"=", link)
 	if err != nil {
 		return nil, "", err
@@ -66,9 +68,23 @@ func (s *Server) linkedReport(ctx context.Context, id, link string) (*analyze.Re
 	if b := rep.Bandwidth; link != "" && b != nil && b.Peak != nil {
 		b.Peak.Source = source // WithLink's own peak, not r's
 	}
+	peak, err = checkGPUPeak("?"+gpuPeakParam+"=", peak)
+	if err != nil {
+		return nil, "", err
+	}
+	peakSource := "?" + gpuPeakParam + "=" + peak
+	if peak == "" {
+		peak, peakSource = run.GPUPeak, "the run's GPU peak setting "+run.GPUPeak
+	}
+	if rep, err = analyze.WithGPUPeak(rep, peak); err != nil {
+		return nil, "", fmt.Errorf("run %s: %w", id, err)
+	}
+	if rf := rep.Roofline; peak != "" && rf != nil && rf.Peak != nil {
+		rf.Peak.Source = peakSource // WithGPUPeak's own peak, not r's
+	}
 	h := sha256.New()
 	h.Write(js)
-	fmt.Fprintf(h, "\x00link=%s", link)
+	fmt.Fprintf(h, "\x00link=%s\x00gpu_peak=%s", link, peak)
 	return rep, hex.EncodeToString(h.Sum(nil)[:8]), nil
 }
 

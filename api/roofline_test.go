@@ -38,7 +38,7 @@ func TestRunRoofline(t *testing.T) {
 		return r.Roofline
 	}
 	base, slow := roofline(""), roofline("?gpu_peak=hbm=2.4")
-	if slow.Peak.HBMTBPerS != 2.4 || !strings.HasPrefix(slow.Peak.Source, "--gpu-peak") {
+	if slow.Peak.HBMTBPerS != 2.4 || slow.Peak.Source != "?gpu_peak=hbm=2.4" {
 		t.Errorf("?gpu_peak=hbm=2.4: peak %+v", slow.Peak)
 	}
 	for i, row := range base.Rows {
@@ -61,5 +61,68 @@ func TestRunRoofline(t *testing.T) {
 		if code, body := do(t, "GET", s.URL+"/api/v1/runs/"+c.ID+path, "", nil); code != http.StatusBadRequest || !strings.Contains(string(body), "gpu_peak") {
 			t.Errorf("%s: %d %s, want 400 naming gpu_peak", path, code, body)
 		}
+	}
+}
+
+// A run's GPU peak setting: set at upload, held in its report and page,
+// changed with POST /api/v1/runs/{id}/gpu_peak (a request's ?gpu_peak=
+// still wins), and refused when analyze cannot read it.
+func TestRunGPUPeakSetting(t *testing.T) {
+	s := startServer(t, api.Config{DataDir: t.TempDir()})
+	files, _ := filepath.Glob(filepath.Join(testkit.Real(t, "bare_eager"), "*.pt.trace.json.gz"))
+	ct, body := multipartBody(t, "bare", "", files...)
+	if code, resp := do(t, "POST", s.URL+"/api/v1/runs?gpu_peak=fast", ct, body); code != http.StatusBadRequest || !strings.Contains(string(resp), "gpu_peak") {
+		t.Errorf("upload with ?gpu_peak=fast: %d %s", code, resp)
+	}
+	ct, body = multipartBody(t, "bare", "", files...)
+	code, resp := do(t, "POST", s.URL+"/api/v1/runs?gpu_peak=hbm=2.4", ct, body)
+	if code != http.StatusAccepted {
+		t.Fatalf("upload: %d %s", code, resp)
+	}
+	var c created
+	testkit.Must(t, json.Unmarshal(resp, &c))
+	if run := waitRun(t, s.URL, c.ID); run.GPUPeak != "hbm=2.4" {
+		t.Fatalf("run GPU peak %q, want hbm=2.4", run.GPUPeak)
+	}
+	peak := func(query string) *analyze.GPUPeak {
+		t.Helper()
+		code, js := do(t, "GET", s.URL+"/api/v1/runs/"+c.ID+"/report"+query, "", nil)
+		var r analyze.Report
+		if code != http.StatusOK || json.Unmarshal(js, &r) != nil || r.Roofline == nil || r.Roofline.Peak == nil {
+			t.Fatalf("report%s: %d %.300s", query, code, js)
+		}
+		return r.Roofline.Peak
+	}
+	for _, tc := range []struct {
+		set, query string
+		hbm        float64
+		source     string
+	}{
+		{"-", "", 2.4, "the run's GPU peak setting hbm=2.4"},
+		{"-", "?gpu_peak=hbm=3", 3, "?gpu_peak=hbm=3"},
+		{"hbm=4", "", 4, "the run's GPU peak setting hbm=4"},
+		{"", "", 4.8, "device name NVIDIA H200"},
+	} {
+		if tc.set != "-" {
+			if code, body := do(t, "POST", s.URL+"/api/v1/runs/"+c.ID+"/gpu_peak?gpu_peak="+tc.set, "", nil); code != http.StatusOK {
+				t.Fatalf("set GPU peak %q: %d %s", tc.set, code, body)
+			}
+		}
+		if p := peak(tc.query); p.HBMTBPerS != tc.hbm || p.Source != tc.source {
+			t.Errorf("set %q, query %q: peak %g TB/s from %q, want %g from %q", tc.set, tc.query, p.HBMTBPerS, p.Source, tc.hbm, tc.source)
+		}
+	}
+	do(t, "POST", s.URL+"/api/v1/runs/"+c.ID+"/gpu_peak?gpu_peak=bf16=800", "", nil)
+	_, page := do(t, "GET", s.URL+"/runs/"+c.ID, "", nil)
+	for _, want := range []string{`id="gpu-peak-form"`, `name="gpu_peak" value="bf16=800"`, "H200 SXM (--gpu-peak)"} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("run page lacks %q", want)
+		}
+	}
+	if code, body := do(t, "POST", s.URL+"/api/v1/runs/"+c.ID+"/gpu_peak?gpu_peak=hbm", "", nil); code != http.StatusBadRequest || !strings.Contains(string(body), "gpu_peak") {
+		t.Errorf("POST gpu_peak=hbm: %d %s, want 400 naming gpu_peak", code, body)
+	}
+	if code, _ := do(t, "POST", s.URL+"/api/v1/runs/nope/gpu_peak?gpu_peak=hbm=4", "", nil); code != http.StatusNotFound {
+		t.Errorf("POST gpu_peak of an unknown run: %d, want 404", code)
 	}
 }

@@ -34,6 +34,7 @@ func (s *Server) routes() (err error) {
 	v1.DELETE("/runs/:id", s.deleteRun)
 	v1.POST("/runs/:id/reanalyse", s.reanalyseRun)
 	v1.POST("/runs/:id/link", s.postLink)
+	v1.POST("/runs/:id/gpu_peak", s.postGPUPeak)
 	v1.GET("/runs/:id/report", s.getReport)
 	v1.GET("/runs/:id/charts/:chart", s.getChart)
 	v1.GET("/runs/:id/trace", s.getTrace)

@@ -130,7 +130,7 @@ func (s *Server) Run(ctx context.Context, id string) (*store.Run, error) {
 // Report returns a run's decoded report, held against the run's link
 // setting (linkedReport).
 func (s *Server) Report(ctx context.Context, id string) (*analyze.Report, error) {
-	r, _, err := s.linkedReport(ctx, id, "")
+	r, _, err := s.linkedReport(ctx, id, "", "")
 	return r, err
 }
 
@@ -190,7 +190,7 @@ func (s *Server) getReport(c echo.Context) error {
 	if format != "" && format != "json" && !slices.Contains(driver.ReportFormats(), format) {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("bad format %q: want one of %s", format, strings.Join(driver.ReportFormats(), ", ")))
 	}
-	rep, _, err := s.requestReport(c.Request().Context(), c)
+	rep, _, err := s.linkedReport(c.Request().Context(), c.Param("id"), c.QueryParam(linkParam), c.QueryParam(gpuPeakParam))
 	if err != nil {
 		return err
 	}

@@ -59,6 +59,9 @@ func (s *Server) createRun(c echo.Context) error {
 	if err := up.setLink(c.QueryParam(linkParam)); err != nil {
 		return s.uploadError(err)
 	}
+	if err := up.setGPUPeak(c.QueryParam(gpuPeakParam)); err != nil {
+		return s.uploadError(err)
+	}
 	if err := s.probeStores(req.Context()); err != nil {
 		return s.uploadError(err)
 	}
@@ -125,8 +128,10 @@ type upload struct {
 	name   string
 	labels map[string]string
 	link   string // the run's link setting (linkParam)
-	files  []store.File
-	stored []string // hashes of every blob stored, accepted or not
+	// gpuPeak is the run's GPU peak setting (gpuPeakParam).
+	gpuPeak string
+	files   []store.File
+	stored  []string // hashes of every blob stored, accepted or not
 	// id names the upload as the holder of its blobs (see hold).
 	id string
 }
@@ -355,6 +360,8 @@ func (s *Server) readPart(ctx context.Context, part *multipart.Part, up *upload)
 		return up.addLabels([]string{string(val)})
 	case linkParam:
 		return up.setLink(string(val))
+	case gpuPeakParam:
+		return up.setGPUPeak(string(val))
 	}
 	return nil
 }
@@ -469,7 +476,7 @@ func (s *Server) newRun(ctx context.Context, up *upload) (*store.Run, error) {
 	now := time.Now().UTC()
 	run := &store.Run{
 		ID: newID(), Name: up.name, Labels: up.labels, Status: store.StatusQueued,
-		Files: up.files, Link: up.link, Created: now, Updated: now,
+		Files: up.files, Link: up.link, GPUPeak: up.gpuPeak, Created: now, Updated: now,
 	}
 	if run.Name == "" {
 		run.Name = up.files[0].Name

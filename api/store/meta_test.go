@@ -68,6 +68,7 @@ var metaTests = []struct {
 	{"attempts", testAttempts},
 	{"reset", testReset},
 	{"link of a run", testLink},
+	{"GPU peak of a run", testGPUPeak},
 }
 
 func TestMeta(t *testing.T) {
@@ -369,6 +370,40 @@ func testLink(t *testing.T, open opener) {
 	}
 	if err := db.SetLink(ctx, "nope", "nvlink4"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("SetLink of an unknown run: %v, want ErrNotFound", err)
+	}
+}
+
+// testGPUPeak: a run's GPU peak is kept from Create, changed by
+// SetGPUPeak whatever the run's status (its report and link stay), and
+// seen by another handle.
+func testGPUPeak(t *testing.T, open opener) {
+	ctx := t.Context()
+	db := open(t)
+	r := runAt("r", "r", 0, nil)
+	r.Link, r.GPUPeak = "120", "hbm=4"
+	testkit.Must(t, db.Create(ctx, r))
+	if got, err := open(t).Get(ctx, "r"); err != nil || got.GPUPeak != "hbm=4" {
+		t.Fatalf("after Create: %+v %v", got, err)
+	}
+	testkit.Must(t, db.SetReport(ctx, "r", []byte(`{"made":"with hbm=4"}`), Progress{Stage: "done"}))
+	for _, peak := range []string{"bf16=800", "", "hbm=2.4,fp8=1000"} {
+		testkit.Must(t, db.SetGPUPeak(ctx, "r", peak))
+		got, err := open(t).Get(ctx, "r")
+		testkit.Must(t, err)
+		if got.GPUPeak != peak || got.Link != "120" || got.Status != StatusDone {
+			t.Errorf("after SetGPUPeak(%q): peak %q, link %q, status %s", peak, got.GPUPeak, got.Link, got.Status)
+		}
+	}
+	runs, _, err := db.List(ctx, ListOptions{})
+	testkit.Must(t, err)
+	if len(runs) != 1 || runs[0].GPUPeak != "hbm=2.4,fp8=1000" {
+		t.Errorf("List after SetGPUPeak: %+v", runs)
+	}
+	if rep, err := db.Report(ctx, "r"); err != nil || string(rep) != `{"made":"with hbm=4"}` {
+		t.Errorf("report after SetGPUPeak: %s %v", rep, err)
+	}
+	if err := db.SetGPUPeak(ctx, "nope", "hbm=4"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SetGPUPeak of an unknown run: %v, want ErrNotFound", err)
 	}
 }
 

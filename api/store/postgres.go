@@ -117,8 +117,8 @@ func (p *Postgres) CreateWith(ctx context.Context, r *Run, then func(pgx.Tx) err
 	}
 	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		var b pgx.Batch
-		b.Queue(`INSERT INTO runs (id, name, status, progress, error, link, created, updated) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			r.ID, r.Name, string(r.Status), prog, r.Error, r.Link, r.Created.UnixNano(), r.Updated.UnixNano())
+		b.Queue(`INSERT INTO runs (id, name, status, progress, error, link, gpu_peak, created, updated) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			r.ID, r.Name, string(r.Status), prog, r.Error, r.Link, r.GPUPeak, r.Created.UnixNano(), r.Updated.UnixNano())
 		for i, f := range r.Files {
 			b.Queue(`INSERT INTO run_files (run_id, pos, name, sha256, size, kind) VALUES ($1, $2, $3, $4, $5, $6)`,
 				r.ID, i, f.Name, f.SHA256, f.Size, f.Format)
@@ -162,7 +162,7 @@ func (p *Postgres) Lock(ctx context.Context, key int64) (unlock func(), err erro
 }
 
 // runColumns are the columns scanRunPG reads, in order.
-const runColumns = `id, name, status, progress, error, link, created, updated`
+const runColumns = `id, name, status, progress, error, link, gpu_peak, created, updated`
 
 // scanRunPG reads one row of runColumns.
 func scanRunPG(row pgx.Row) (*Run, error) {
@@ -170,7 +170,7 @@ func scanRunPG(row pgx.Row) (*Run, error) {
 	var st string
 	var prog []byte
 	var created, updated int64
-	if err := row.Scan(&r.ID, &r.Name, &st, &prog, &r.Error, &r.Link, &created, &updated); err != nil {
+	if err := row.Scan(&r.ID, &r.Name, &st, &prog, &r.Error, &r.Link, &r.GPUPeak, &created, &updated); err != nil {
 		return nil, err
 	}
 	r.Status = Status(st)
@@ -316,6 +316,18 @@ func (p *Postgres) SetLink(ctx context.Context, id, link string) error {
 	tag, err := p.pool.Exec(ctx, `UPDATE runs SET link = $2, updated = $3 WHERE id = $1`, id, link, time.Now().UnixNano())
 	if err != nil {
 		return fmt.Errorf("set the link of run %s: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// SetGPUPeak implements Meta.
+func (p *Postgres) SetGPUPeak(ctx context.Context, id, peak string) error {
+	tag, err := p.pool.Exec(ctx, `UPDATE runs SET gpu_peak = $2, updated = $3 WHERE id = $1`, id, peak, time.Now().UnixNano())
+	if err != nil {
+		return fmt.Errorf("set the GPU peak of run %s: %w", id, err)
 	}
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("run %s: %w", id, ErrNotFound)

@@ -49,8 +49,8 @@ func (s *SQLite) Create(ctx context.Context, r *Run) error {
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx,
-		`INSERT INTO runs (id, name, status, progress, error, link, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, r.Name, string(r.Status), string(prog), r.Error, r.Link, r.Created.UnixNano(), r.Updated.UnixNano()); err != nil {
+		`INSERT INTO runs (id, name, status, progress, error, link, gpu_peak, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.Name, string(r.Status), string(prog), r.Error, r.Link, r.GPUPeak, r.Created.UnixNano(), r.Updated.UnixNano()); err != nil {
 		return fmt.Errorf("create run %s: %w", r.ID, err)
 	}
 	for i, f := range r.Files {
@@ -73,7 +73,7 @@ func (s *SQLite) Create(ctx context.Context, r *Run) error {
 
 // Get implements Meta.
 func (s *SQLite) Get(ctx context.Context, id string) (*Run, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT id, name, status, progress, error, link, created, updated FROM runs WHERE id = ?`, id)
+	row := s.db.QueryRowContext(ctx, `SELECT id, name, status, progress, error, link, gpu_peak, created, updated FROM runs WHERE id = ?`, id)
 	r, err := scanRun(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %s: %w", id, ErrNotFound)
@@ -93,7 +93,7 @@ func scanRun(sc scanner) (*Run, error) {
 	var r Run
 	var st, prog string
 	var created, updated int64
-	if err := sc.Scan(&r.ID, &r.Name, &st, &prog, &r.Error, &r.Link, &created, &updated); err != nil {
+	if err := sc.Scan(&r.ID, &r.Name, &st, &prog, &r.Error, &r.Link, &r.GPUPeak, &created, &updated); err != nil {
 		return nil, err
 	}
 	r.Status = Status(st)
@@ -151,7 +151,7 @@ func (s *SQLite) List(ctx context.Context, opt ListOptions) ([]*Run, int, error)
 	if limit <= 0 {
 		limit = 50
 	}
-	q := `SELECT id, name, status, progress, error, link, created, updated FROM runs` + where +
+	q := `SELECT id, name, status, progress, error, link, gpu_peak, created, updated FROM runs` + where +
 		` ORDER BY created DESC, id LIMIT ? OFFSET ?`
 	rows, err := s.db.QueryContext(ctx, q, append(args, limit, opt.Offset)...)
 	if err != nil {
@@ -199,6 +199,18 @@ func (s *SQLite) SetLink(ctx context.Context, id, link string) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE runs SET link = ?, updated = ? WHERE id = ?`, link, time.Now().UnixNano(), id)
 	if err != nil {
 		return fmt.Errorf("set the link of run %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return fmt.Errorf("run %s: %w", id, cmp.Or(err, ErrNotFound))
+	}
+	return nil
+}
+
+// SetGPUPeak implements Meta.
+func (s *SQLite) SetGPUPeak(ctx context.Context, id, peak string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET gpu_peak = ?, updated = ? WHERE id = ?`, peak, time.Now().UnixNano(), id)
+	if err != nil {
+		return fmt.Errorf("set the GPU peak of run %s: %w", id, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return fmt.Errorf("run %s: %w", id, cmp.Or(err, ErrNotFound))

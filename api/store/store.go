@@ -69,7 +69,11 @@ type Run struct {
 	// Link is the link between the GPUs that the run's collective
 	// bandwidth is held against (analyze's Options.Link: nvlink4,
 	// pcie5x16, a GB/s figure); "" for the one the GPU name tells.
-	Link    string    `json:"link"`
+	Link string `json:"link"`
+	// GPUPeak is the GPU peaks the run's roofline is held against
+	// (analyze's Options.GPUPeak: hbm=TB/s, bf16=TFLOP/s, ... over the
+	// GPU name's); "" for the GPU name's.
+	GPUPeak string    `json:"gpu_peak"`
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
 }
@@ -114,6 +118,9 @@ type Meta interface {
 	// Run.Link), whatever its status: its stored report stays as it was
 	// made. It returns ErrNotFound when no run has the id.
 	SetLink(ctx context.Context, id, link string) error
+	// SetGPUPeak changes the GPU peaks a run's roofline is held against
+	// (see Run.GPUPeak), as SetLink does the link.
+	SetGPUPeak(ctx context.Context, id, peak string) error
 	// Report returns the stored report JSON, or ErrNotFound.
 	Report(ctx context.Context, id string) ([]byte, error)
 	// Delete removes a run and returns the blob hashes that no run uses and

@@ -39,6 +39,7 @@ func funcs() template.FuncMap {
 		"msd":       func(us float64) string { return render.Signed(us, render.MSValue(us)) },
 		"usv":       render.USValue,
 		"roofNotes": render.RooflineNotes,
+		"peakKeys":  analyze.PeakKeys,
 		"usd":       func(us float64) string { return render.Signed(us, render.USValue(us)) },
 		"numd":      func(v float64) string { return render.Signed(v, render.NumText(v)) },
 		"signedPct": func(v float64) string { return render.Signed(v, render.PctText(v)) },
