@@ -67,7 +67,7 @@ func (p *builder) add(s *scanner, ev *rawEvent) error {
 	case catKernel, catMemcpy, catMemset, catRuntime, catDriver,
 		catUserAnnotation, catGPUAnnotation:
 	case catCPUOp:
-		if !keptCPUOp(ev.name) {
+		if !keptCPUOp(ev.name) && !collectiveOp(ev.name) {
 			return nil
 		}
 	case catPython:
@@ -155,6 +155,10 @@ func (p *builder) keep(c category, ev *rawEvent, start, dur int64) error {
 		if string(ev.name) == embeddingOp {
 			p.t.Embeddings.Append(Embedding{Start: start, Dur: dur, Thread: p.thread(ev.pid, ev.tid),
 				Tokens: embeddingTokens(a.inputDims)})
+			return nil
+		}
+		if collectiveOp(ev.name) {
+			p.t.CollectiveOps.Append(Annotation{Start: start, Dur: dur, Name: p.name(ev), Thread: p.thread(ev.pid, ev.tid)})
 			return nil
 		}
 		p.t.CommOps.Append(CommOp{Start: start, Dur: dur, ExternalID: a.external,

@@ -225,8 +225,12 @@ type Trace struct {
 	CommOps Chunks[CommOp]
 	// Embeddings are the aten::embedding CPU ops, with the tokens of their
 	// input when the trace recorded shapes.
-	Embeddings  Chunks[Embedding]
-	Collectives []CollectiveArgs
+	Embeddings Chunks[Embedding]
+	// CollectiveOps are the serving engines' collective custom ops
+	// (cpu_op vllm::all_reduce and the like, see collectiveOp): they hold
+	// the launches of collectives that no record_param_comms op names.
+	CollectiveOps Chunks[Annotation]
+	Collectives   []CollectiveArgs
 
 	Counts   Counts
 	Warnings []string
