@@ -162,7 +162,9 @@ func (k *links) build() {
 		k.opsByThr[o.Thread] = append(k.opsByThr[o.Thread], int32(i))
 	}
 	for _, ix := range k.opsByThr {
-		sort.Slice(ix, func(a, b int) bool { return t.CollectiveOps.At(int(ix[a])).Start < t.CollectiveOps.At(int(ix[b])).Start })
+		sort.Slice(ix, func(a, b int) bool {
+			return t.CollectiveOps.At(int(ix[a])).Start < t.CollectiveOps.At(int(ix[b])).Start
+		})
 	}
 	for _, ix := range k.commByThr {
 		sort.Slice(ix, func(a, b int) bool { return t.CommOps.At(int(ix[a])).Start < t.CommOps.At(int(ix[b])).Start })
