@@ -24,7 +24,6 @@ type builder struct {
 	long       longValue         // events too long to hold, skipped
 	cleaned    int64             // names stored cleaned
 	cut        int64             // names cut to maxName
-	assigned   int               // the rank Options.Ranks gives the file, or -1
 }
 
 // newBuilder returns a builder for the trace read from path.
@@ -37,7 +36,7 @@ func newBuilder(path string) *builder {
 		ProcessNames: map[string]string{},
 	}
 	t.Meta.Distributed.Rank = -1
-	return &builder{t: t, threads: map[string]int32{}, other: map[string]*int64{}, assigned: -1}
+	return &builder{t: t, threads: map[string]int32{}, other: map[string]*int64{}}
 }
 
 // add counts the event in ev and keeps what the model needs.

@@ -199,7 +199,7 @@ type Counts struct {
 type Trace struct {
 	Path       string // as opened; for archive members "archive!member"
 	Rank       int    // -1 when unknown
-	RankSource string // "distributedInfo", "filename" or "unknown"
+	RankSource string // "distributedInfo", "filename", "assigned" (Options.Ranks) or "unknown"
 	// Capture marks a CUDA-graph capture trace (under capture_traces/).
 	Capture bool
 

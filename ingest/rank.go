@@ -1,9 +1,11 @@
 package ingest
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,17 +31,14 @@ func RankFromName(p string) int {
 	return r
 }
 
-// setRank fills the rank from the file name when distributedInfo has none;
-// a rank assigned to the file (Options.Ranks) overrides both.
+// setRank fills the rank from the file name when distributedInfo has none.
+// A rank assigned to the file (Options.Ranks) overrides both once the set
+// is read (RankAssignments.apply).
 func (p *builder) setRank() {
-	if p.assigned >= 0 {
-		p.t.Rank, p.t.RankSource = p.assigned, "assigned"
-		return
-	}
 	r := RankFromName(p.t.Path)
 	if p.t.RankSource == "distributedInfo" {
 		if r >= 0 && r != p.t.Rank {
-			p.warn("the file name says rank %d but distributedInfo.rank is %d; using %d", r, p.t.Rank, p.t.Rank)
+			p.warn("%s", nameRankWarning(r, p.t.Rank))
 		}
 		return
 	}
@@ -74,13 +73,20 @@ func NameDuplicate(paths []string) *DuplicateRankError {
 	return nil
 }
 
+// nameRankWarning is the warning of a trace whose name and
+// distributedInfo.rank disagree; a rank assigned to the trace withdraws it.
+func nameRankWarning(name, info int) string {
+	return fmt.Sprintf("the file name says rank %d but distributedInfo.rank is %d; using %d", name, info, info)
+}
+
 // RankAssignments say which rank trace files are, overriding what their
 // distributedInfo.rank and their names say: file -> rank (Options.Ranks;
 // --rank FILE=N on the command line, a rank field on upload). A file is
 // named by its path as read (Trace.Path: as given, below a directory, or
-// "archive!member") or by the end of that path after a "/" or "!", its
-// base name say. Each file named must be one trace of the set read, else
-// the read fails (a *RankAssignmentError in Set.Errors).
+// "archive!member"), or, when no trace has that path, by the end of a
+// path after a "/" or "!" (its base name, say). Each file named must be
+// one trace of the set read, else the read fails (a *RankAssignmentError
+// in Set.Errors).
 type RankAssignments map[string]int
 
 // maxAssignedRank bounds an assigned rank, as RankFromName bounds one in a
@@ -106,29 +112,104 @@ func (a RankAssignments) Add(s string) error {
 	return nil
 }
 
-// names says whether the assigned file name names the trace at path.
-func names(file, path string) bool {
-	if file == path {
-		return true
-	}
-	if !strings.HasSuffix(path, file) {
+// endsWith says whether path ends with file after a separator.
+func endsWith(path, file string) bool {
+	if len(path) <= len(file) || !strings.HasSuffix(path, file) {
 		return false
 	}
 	c := path[len(path)-len(file)-1]
 	return c == '/' || c == '!' || c == '\\'
 }
 
-// rankOf returns the rank assigned to the trace at path, or -1. When two
-// files given name it (an error the read reports), the lowest rank wins,
-// so that the answer does not depend on map order.
-func (a RankAssignments) rankOf(path string) int {
-	r := -1
-	for file, n := range a {
-		if names(file, path) && (r < 0 || n < r) {
-			r = n
+// Resolve returns the rank assigned to each of paths (-1 for none): the
+// one decision of which file each FILE names, for the read
+// (RankAssignments.apply) and for an upload's check of its files' names.
+// A FILE that names no path or several, or two FILEs that name one path,
+// are errors (*RankAssignmentError, joined).
+func (a RankAssignments) Resolve(paths []string) ([]int, error) {
+	ranks := make([]int, len(paths))
+	for i := range ranks {
+		ranks[i] = -1
+	}
+	files := make([]string, 0, len(a))
+	for f := range a {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	by := map[int]string{} // path index -> the FILE that names it
+	var errs []error
+	for _, f := range files {
+		m := a.named(f, paths)
+		switch {
+		case len(m) != 1:
+			names := make([]string, len(m))
+			for j, i := range m {
+				names[j] = paths[i]
+			}
+			errs = append(errs, &RankAssignmentError{File: f, Matches: names})
+		case by[m[0]] != "":
+			errs = append(errs, &RankAssignmentError{File: f, Matches: []string{paths[m[0]]}, Other: by[m[0]]})
+		default:
+			by[m[0]], ranks[m[0]] = f, a[f]
 		}
 	}
-	return r
+	return ranks, errors.Join(errs...)
+}
+
+// named returns the indexes of the paths that file names: the one equal
+// to it, else those that end with it.
+func (a RankAssignments) named(file string, paths []string) []int {
+	var m []int
+	for i, p := range paths {
+		if p == file {
+			return []int{i}
+		}
+		if endsWith(p, file) {
+			m = append(m, i)
+		}
+	}
+	return m
+}
+
+// apply gives the traces read their assigned ranks (RankSource
+// "assigned"), withdrawing the warning that their name and
+// distributedInfo disagree, and returns the errors of the assignments.
+func (a RankAssignments) apply(traces []*Trace) []*FileError {
+	if len(a) == 0 {
+		return nil
+	}
+	paths := make([]string, len(traces))
+	for i, t := range traces {
+		paths[i] = t.Path
+	}
+	ranks, err := a.Resolve(paths)
+	for i, t := range traces {
+		if r := ranks[i]; r >= 0 {
+			if nr := RankFromName(t.Path); t.RankSource == "distributedInfo" && nr >= 0 {
+				t.Warnings = slices.DeleteFunc(t.Warnings, func(w string) bool { return w == nameRankWarning(nr, t.Rank) })
+			}
+			t.Rank, t.RankSource = r, "assigned"
+		}
+	}
+	var errs []*FileError
+	var bad *RankAssignmentError
+	for _, e := range unjoin(err) {
+		if errors.As(e, &bad) {
+			errs = append(errs, &FileError{Path: bad.File, Err: bad})
+		}
+	}
+	return errs
+}
+
+// unjoin returns the errors that errors.Join joined into err.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err != nil {
+		return []error{err}
+	}
+	return nil
 }
 
 // RankAssignmentError is the error for a rank assigned to a file that is
@@ -148,36 +229,4 @@ func (e *RankAssignmentError) Error() string {
 		return fmt.Sprintf("rank given for %s, which is no trace file of the run", e.File)
 	}
 	return fmt.Sprintf("rank given for %s, which names %d trace files (%s): give more of the path", e.File, len(e.Matches), strings.Join(e.Matches, ", "))
-}
-
-// check returns the errors of the assignments against the traces read:
-// a file that names none or several, two files that name one.
-func (a RankAssignments) check(traces []*Trace) []*FileError {
-	files := make([]string, 0, len(a))
-	for f := range a {
-		files = append(files, f)
-	}
-	sort.Strings(files)
-	var errs []*FileError
-	by := map[string]string{} // trace path -> the file given that names it
-	for _, f := range files {
-		var m []string
-		for _, t := range traces {
-			if names(f, t.Path) {
-				m = append(m, t.Path)
-			}
-		}
-		var e *RankAssignmentError
-		switch {
-		case len(m) != 1:
-			e = &RankAssignmentError{File: f, Matches: m}
-		case by[m[0]] != "":
-			e = &RankAssignmentError{File: f, Matches: m, Other: by[m[0]]}
-		default:
-			by[m[0]] = f
-			continue
-		}
-		errs = append(errs, &FileError{Path: f, Err: e})
-	}
-	return errs
 }

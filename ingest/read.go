@@ -122,7 +122,6 @@ func parse(r io.Reader, path string, size int64, cr *countingReader, opt Options
 	defer src.close()
 	s := &scanner{src: src, maxValue: maxValueBytes}
 	p := newBuilder(path)
-	p.assigned = opt.Ranks.rankOf(path)
 	if opt.Budget != nil {
 		s.check = opt.Budget.meter(p.t)
 	}
