@@ -270,7 +270,7 @@ func (s *Server) runPipeline(ctx context.Context, run *store.Run, lp *liveProgre
 		}
 	}()
 	srcs := s.sources(ctx, run.Files, faults)
-	analyse := func() (*analyze.Report, error) { return s.analyzeSources(ctx, srcs, lp) }
+	analyse := func() (*analyze.Report, error) { return s.analyzeSources(ctx, srcs, fileRanks(run.Files), lp) }
 	if s.hook != nil {
 		names := make([]string, len(srcs))
 		for i, src := range srcs {
@@ -338,11 +338,12 @@ func analysisName(f store.File) string {
 }
 
 // analyzeSources runs the driver's pipeline on a run's files, with the
-// server's read limits, publishing its progress to lp.
-func (s *Server) analyzeSources(ctx context.Context, srcs []ingest.Source, lp *liveProgress) (*analyze.Report, error) {
+// server's read limits and the ranks the upload assigned to them,
+// publishing its progress to lp.
+func (s *Server) analyzeSources(ctx context.Context, srcs []ingest.Source, ranks ingest.RankAssignments, lp *liveProgress) (*analyze.Report, error) {
 	run, err := driver.AnalyzeSources(srcs, driver.Options{
 		Options: ingest.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes,
-			MaxRatio: s.cfg.MaxRatio, Progress: lp.update, Budget: s.budget()},
+			MaxRatio: s.cfg.MaxRatio, Progress: lp.update, Budget: s.budget(), Ranks: ranks},
 		Analyzing: func() { lp.setStage("analyzing") }})
 	if err != nil {
 		return nil, err

@@ -114,7 +114,7 @@ func duplicateRanks(set *ingest.Set) error {
 // RankHint names the ways to say which rank a trace file is, for the
 // errors that ask for them: the command line's flag and the upload's field
 // (api/upload.go), both FILE=N.
-const RankHint = "--rank FILE=N (on upload, a rank field FILE=N per file)"
+const RankHint = "--rank FILE=N, or on upload a rank field FILE=N for each trace file sent (not one inside an archive)"
 
 // Analyze is the pipeline: it reads path (ReadSet) and analyses what was
 // read. A cancelled Context stops it between the two as well.

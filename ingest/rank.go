@@ -50,18 +50,23 @@ func (p *builder) setRank() {
 }
 
 // NameDuplicate returns the first two of paths (trace files, not
-// archives) whose names claim one rank, the way a set of them would be
-// read (execution traces and CUDA-graph captures apart), or nil. It lets
-// an upload refuse them before reading their content; files whose names
-// say no rank are left to the read (Set.Errors).
-func NameDuplicate(paths []string) *DuplicateRankError {
+// archives) that claim one rank by their names or by the ranks assigned to
+// them (assigned[i] for paths[i], -1 or nil for none: an assigned rank
+// overrides the name), the way a set of them would be read (execution
+// traces and CUDA-graph captures apart), or nil. It lets an upload refuse
+// them before reading their content; files whose names say no rank are
+// left to the read (Set.Errors).
+func NameDuplicate(paths []string, assigned []int) *DuplicateRankError {
 	type key struct {
 		capture bool
 		rank    int
 	}
 	first := map[key]string{}
-	for _, p := range paths {
+	for i, p := range paths {
 		k := key{isCapture(p), RankFromName(p)}
+		if i < len(assigned) && assigned[i] >= 0 {
+			k.rank = assigned[i]
+		}
 		if k.rank < 0 {
 			continue
 		}
