@@ -10,15 +10,21 @@ import (
 )
 
 // rankParam is the upload's parameter (query or multipart field,
-// repeatable) that says which rank a trace file is: FILE=N, FILE the
-// file's name as uploaded, as kinetoscope analyze --rank FILE=N says it.
+// repeatable or comma-separated, as labels are) that says which rank a
+// trace file is: FILE=N, FILE the file's name as uploaded, as kinetoscope
+// analyze --rank FILE=N says it.
 const rankParam = "rank"
 
-// addRanks parses rank fields (FILE=N).
+// addRanks parses rank fields (FILE=N, several may be comma-separated).
 func (u *upload) addRanks(vals []string) error {
 	for _, v := range vals {
-		if err := u.ranks.Add(strings.TrimSpace(v)); err != nil {
-			return badRequest("%v", err)
+		for _, fr := range strings.Split(v, ",") {
+			if fr = strings.TrimSpace(fr); fr == "" {
+				continue
+			}
+			if err := u.ranks.Add(fr); err != nil {
+				return badRequest("%v", err)
+			}
 		}
 	}
 	return nil

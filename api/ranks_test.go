@@ -156,6 +156,16 @@ func TestUploadRankField(t *testing.T) {
 	if code != http.StatusBadRequest || !strings.Contains(string(resp), "rank given for nosuch.json") || !strings.Contains(string(resp), "a.pt.trace.json.gz") {
 		t.Errorf("rank for no file: %d %s; want 400 naming it and the upload's files", code, resp)
 	}
+	ct, body = rankUpload(t, [][2]string{{src, "a.pt.trace.json.gz"}, {src, "b.pt.trace.json.gz"}, {src, "c.pt.trace.json.gz"}}, "b.pt.trace.json.gz=1, c.pt.trace.json.gz=2")
+	code, resp = do(t, "POST", s.URL+"/api/v1/runs", ct, body)
+	if code != http.StatusAccepted {
+		t.Fatalf("comma-separated rank field: %d %s", code, resp)
+	}
+	var c created
+	testkit.Must(t, json.Unmarshal(resp, &c))
+	if r := waitRun(t, s.URL, c.ID); r.Status != store.StatusDone || len(r.Files) != 3 || r.Files[1].Rank == nil || *r.Files[1].Rank != 1 || r.Files[2].Rank == nil || *r.Files[2].Rank != 2 {
+		t.Errorf("comma-separated rank field: status %s (%s), files %+v; want done, ranks 1 and 2", r.Status, r.Error, r.Files)
+	}
 	ct, body = rankUpload(t, [][2]string{{src, "a.pt.trace.json.gz"}}, "a.pt.trace.json.gz=x")
 	if code, resp := do(t, "POST", s.URL+"/api/v1/runs", ct, body); code != http.StatusBadRequest || !strings.Contains(string(resp), "want FILE=N") {
 		t.Errorf("bad rank field: %d %s; want 400", code, resp)
