@@ -2,6 +2,8 @@ package analyze
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,5 +113,65 @@ func TestGenericByLaunchingOp(t *testing.T) {
 	}
 	if seen != generic {
 		t.Errorf("%d Generic kernels read, the trace has %d", seen, generic)
+	}
+}
+
+// TestUnnamedCollectives: the checks list the Generic kernels whose
+// collective nothing in the trace names, with those launched before the
+// profile began, and the headline says so. On the real MI300X trace they
+// are the Generic kernels without collective args whose correlation no
+// runtime call has (counted from the raw events); on its pynccl-shaped
+// rewrite, also the broadcasts, launched in the trace by an op that names
+// nothing.
+func TestUnnamedCollectives(t *testing.T) {
+	var doc struct {
+		TraceEvents []struct {
+			Name string         `json:"name"`
+			Cat  string         `json:"cat"`
+			Dur  float64        `json:"dur"`
+			Args map[string]any `json:"args"`
+		} `json:"traceEvents"`
+	}
+	testkit.Must(t, json.Unmarshal(testkit.Gunzip(t, testkit.Public(t, "tracelens-mi300-resnet-rccl.json.gz")), &doc))
+	launched := map[float64]bool{}
+	for _, e := range doc.TraceEvents {
+		if e.Cat == "cuda_runtime" {
+			if c, ok := e.Args["correlation"].(float64); ok {
+				launched[c] = true
+			}
+		}
+	}
+	var want UnnamedCollective
+	for _, e := range doc.TraceEvents {
+		if e.Cat != "kernel" || !strings.HasPrefix(e.Name, "ncclDevKernel_Generic") || e.Args["Collective name"] != nil {
+			continue
+		}
+		if c, _ := e.Args["correlation"].(float64); !launched[c] {
+			want.Name, want.Count, want.NoLaunch, want.US = e.Name, want.Count+1, want.NoLaunch+1, want.US+e.Dur
+		}
+	}
+	if want.Count == 0 {
+		t.Fatal("the MI300X trace has no Generic kernel launched before it: the test checks nothing")
+	}
+	altered, inOp, generic := pyncclTrace(t)
+	for _, tc := range []struct {
+		path            string
+		count, noLaunch int
+	}{
+		{testkit.Public(t, "tracelens-mi300-resnet-rccl.json.gz"), want.Count, want.NoLaunch},
+		{altered, generic - len(inOp), want.NoLaunch},
+	} {
+		_, r := analyzePath(t, tc.path)
+		got := r.Checks.Ranks[0].Rules.UnnamedCollectives
+		if len(got) != 1 || got[0].Name != want.Name || got[0].Count != tc.count || got[0].NoLaunch != tc.noLaunch {
+			t.Errorf("%s: unnamed collectives %+v; want %d calls of %s, %d launched before the trace", filepath.Base(tc.path), got, tc.count, want.Name, tc.noLaunch)
+		}
+		if tc.count == want.Count && len(got) == 1 && math.Abs(got[0].US-want.US) > 0.01 {
+			t.Errorf("%s: %.3f us, want %.3f", filepath.Base(tc.path), got[0].US, want.US)
+		}
+		if c := strings.Join(r.Headline.Caveats, "; "); !strings.Contains(c, fmt.Sprintf("%d calls of %s", tc.count, want.Name)) ||
+			!strings.Contains(c, fmt.Sprintf("%d of them were launched before the profile began", tc.noLaunch)) {
+			t.Errorf("%s: caveats %q; want the unnamed collectives", filepath.Base(tc.path), c)
+		}
 	}
 }
