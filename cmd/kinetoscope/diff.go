@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -55,6 +56,9 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 // (--rank FILE=N): each applies to the side its FILE lies under, or to
 // both when it lies under neither.
 func comparePaths(base, head string, reports bool, opt diff.Options, aopt analyze.Options, ranks ingest.RankAssignments) (*diff.Diff, error) {
+	if reports && len(ranks) > 0 {
+		return nil, errors.New("--rank FILE=N says which rank a trace file is: with --reports there are no trace files to read (give it to the analyze that wrote the reports)")
+	}
 	var sides [2]*analyze.Report
 	paths := []string{base, head}
 	for i, p := range paths {

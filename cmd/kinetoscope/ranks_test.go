@@ -79,6 +79,7 @@ func TestRunRankAssigned(t *testing.T) {
 		{[]string{"analyze", dir, "--rank", "b/copy.pt.trace.json.gz=x"}, 1, "want FILE=N"},
 		{[]string{"analyze", dir, "--rank", "b/copy.pt.trace.json.gz=1", "--rank", "b/copy.pt.trace.json.gz=0"}, 1, "already given rank 1"},
 		{[]string{"diff", dir, eager, "--rank", "b/copy.pt.trace.json.gz=1"}, 2, "rank given for b/copy.pt.trace.json.gz, which is no trace file of the run"},
+		{[]string{"diff", "a.json", "b.json", "--reports", "--rank", "b/copy.pt.trace.json.gz=1"}, 1, "with --reports there are no trace files"},
 	} {
 		code, _, errs := runCmd(tt.args...)
 		if code != tt.code || !strings.Contains(errs, tt.want) {
