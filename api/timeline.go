@@ -84,7 +84,7 @@ func (s *Server) Timeline(ctx context.Context, id string, rank, step int, format
 // report names it) and draws the timeline.
 func (s *Server) drawTimeline(ctx context.Context, run *store.Run, rep *analyze.Report, rk *analyze.Rank, step int, format string) ([]byte, error) {
 	files := rankFiles(run.Files, rk.File)
-	set, err := driver.ReadSources(s.sources(ctx, files, nil),
+	set, err := driver.Read(s.input(ctx, files, nil),
 		driver.Options{Options: ingest.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes, MaxRatio: s.cfg.MaxRatio,
 			Ranks: fileRanks(files)}})
 	if err != nil {

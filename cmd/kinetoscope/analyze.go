@@ -46,7 +46,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) error {
 	opt, done := readOptions(stderr)
 	opt.Analyze = a.opt
 	opt.Ranks = a.ranks
-	run, err := driver.AnalyzePaths(a.paths, opt)
+	run, err := driver.Analyze(ingest.FromPaths(a.paths), opt)
 	done()
 	if err != nil {
 		return err

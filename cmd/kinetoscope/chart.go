@@ -92,7 +92,7 @@ func drawChart(a chartArgs, f render.Format) ([]byte, error) {
 	opt, done := readOptions(os.Stderr)
 	opt.Analyze = analyze.Options{Link: a.link}
 	opt.Ranks = a.ranks
-	run, err := driver.Analyze(a.paths[0], opt)
+	run, err := driver.Analyze(ingest.FromPath(a.paths[0]), opt)
 	done()
 	if err != nil {
 		return nil, err

@@ -112,7 +112,7 @@ func loadDiffSide(path string, report bool, opt analyze.Options, ranks ingest.Ra
 	ropt, done := readOptions(os.Stderr)
 	ropt.Analyze = opt
 	ropt.Ranks = ranks
-	run, err := driver.Analyze(path, ropt)
+	run, err := driver.Analyze(ingest.FromPath(path), ropt)
 	done()
 	if err != nil {
 		return nil, err
