@@ -230,7 +230,11 @@ type Trace struct {
 	// (cpu_op vllm::all_reduce and the like, see collectiveOp): they hold
 	// the launches of collectives that no record_param_comms op names.
 	CollectiveOps Chunks[Annotation]
-	Collectives   []CollectiveArgs
+	// Shapes are the CPU ops analysis computes work from (GEMMs,
+	// attention, MoE; see ShapedOp), with their inputs' shapes when the
+	// trace recorded them.
+	Shapes      Shapes
+	Collectives []CollectiveArgs
 
 	Counts   Counts
 	Warnings []string
