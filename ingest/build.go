@@ -67,7 +67,7 @@ func (p *builder) add(s *scanner, ev *rawEvent) error {
 	case catKernel, catMemcpy, catMemset, catRuntime, catDriver,
 		catUserAnnotation, catGPUAnnotation:
 	case catCPUOp:
-		if !keptCPUOp(ev.name) && !collectiveOp(ev.name) {
+		if !keptCPUOp(ev.name) {
 			return nil
 		}
 	case catPython:

@@ -23,7 +23,7 @@ func (ev *rawEvent) droppable() bool {
 	case catAC2G, catFwdBwd, catAsyncCPUToGPU, catCPUInstant, catOverhead, catTrace, catOther:
 		return true
 	case catCPUOp:
-		return ev.name != nil && !keptCPUOp(ev.name) && !collectiveOp(ev.name)
+		return ev.name != nil && !keptCPUOp(ev.name)
 	}
 	return false
 }
