@@ -44,6 +44,10 @@ func assignRanks(u *upload) error {
 			names, idx = append(names, f.Name), append(idx, i)
 		}
 	}
+	if len(names) == 0 {
+		return badInput("a rank field (FILE=N) gives a rank to a trace file sent, and this upload sends none outside an archive: " +
+			"files inside an archive cannot be given a rank; send them as files")
+	}
 	ranks, err := u.ranks.Resolve(names)
 	if err != nil {
 		return &inputError{Code: http.StatusBadRequest, Msg: fmt.Sprintf(

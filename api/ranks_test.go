@@ -166,6 +166,18 @@ func TestUploadRankField(t *testing.T) {
 	if r := waitRun(t, s.URL, c.ID); r.Status != store.StatusDone || len(r.Files) != 3 || r.Files[1].Rank == nil || *r.Files[1].Rank != 1 || r.Files[2].Rank == nil || *r.Files[2].Rank != 2 {
 		t.Errorf("comma-separated rank field: status %s (%s), files %+v; want done, ranks 1 and 2", r.Status, r.Error, r.Files)
 	}
+	var tarBuf bytes.Buffer
+	tw := tar.NewWriter(&tarBuf)
+	b, err := os.ReadFile(src)
+	testkit.Must(t, err)
+	testkit.Must(t, tw.WriteHeader(&tar.Header{Name: "a.pt.trace.json.gz", Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}))
+	_, err = tw.Write(b)
+	testkit.Must(t, err)
+	testkit.Must(t, tw.Close())
+	code, resp = do(t, "POST", s.URL+"/api/v1/runs?filename=run.tar&rank=a.pt.trace.json.gz%3D1", "application/x-tar", &tarBuf)
+	if code != http.StatusBadRequest || !strings.Contains(string(resp), "files inside an archive cannot be given a rank") {
+		t.Errorf("rank for an archive member: %d %s; want 400 saying why", code, resp)
+	}
 	ct, body = rankUpload(t, [][2]string{{src, "a.pt.trace.json.gz"}}, "a.pt.trace.json.gz=x")
 	if code, resp := do(t, "POST", s.URL+"/api/v1/runs", ct, body); code != http.StatusBadRequest || !strings.Contains(string(resp), "want FILE=N") {
 		t.Errorf("bad rank field: %d %s; want 400", code, resp)
