@@ -99,7 +99,12 @@ type LayerSlot struct {
 	Module string   `json:"module,omitempty"`
 	Grid   [3]int32 `json:"grid"`
 	Block  [3]int32 `json:"block"`
-	Count  int      `json:"count"` // kernels measured: layers x steps
+	// Shape is the GEMM's M×N×K from its op's recorded shapes
+	// ("4×6144×4096"; M as a range, "1-64×6144×4096", when the steps ran
+	// different batches); "" unless every kernel of the slot was launched
+	// by a GEMM op with shapes of one N and K.
+	Shape string `json:"shape,omitempty"`
+	Count int    `json:"count"` // kernels measured: layers x steps
 	// MeanUS, P50US and P90US are the kernel's duration.
 	MeanUS float64 `json:"mean_us"`
 	P50US  float64 `json:"p50_us"`
@@ -183,6 +188,7 @@ func (s *stepSequence) names(gpu *ingest.Chunks[ingest.GPUEvent]) []ingest.StrID
 
 // layerFolds folds the steps of each phase into layers.
 func (p *rankPass) layerFolds(steps []Step) []LayerFold {
+	p.opOf, _ = linkOps(p, steps)
 	seqs := p.stepSequences(steps)
 	var out []LayerFold
 	for _, phase := range []string{PhaseDecode, PhasePrefill, PhaseMixed} {
@@ -446,7 +452,8 @@ type layerAcc struct {
 	slotNS    [][]uint32
 	slotSum   []int64
 	slotFirst []int32 // per slot, an event of it
-	split     []int   // layer starts in the repeated sequence
+	slotShape []slotShape
+	split     []int // layer starts in the repeated sequence
 	headNS    []int64
 	tailNS    []int64
 	head      []int
@@ -457,7 +464,7 @@ type layerAcc struct {
 // at split, sized for perSlot kernels a slot.
 func newLayerAcc(p *rankPass, period int, split []int, perSlot int) *layerAcc {
 	a := &layerAcc{p: p, slotNS: make([][]uint32, period), slotSum: make([]int64, period),
-		slotFirst: make([]int32, period), split: split}
+		slotFirst: make([]int32, period), slotShape: make([]slotShape, period), split: split}
 	for j := range a.slotNS {
 		a.slotNS[j] = make([]uint32, 0, perSlot)
 	}
@@ -540,6 +547,7 @@ func (a *layerAcc) measure(s *stepSequence, f fold, bounds []int) {
 			a.slotNS[j] = append(a.slotNS[j], uint32(min(d, math.MaxUint32)))
 			a.slotSum[j] += d
 			a.slotFirst[j] = e
+			a.slotShape[j].add(a.p, e)
 		}
 	}
 }
@@ -664,7 +672,7 @@ func (a *layerAcc) slots(f fold) []LayerSlot {
 			}
 		}
 		out[j] = LayerSlot{Index: j, Layer: layer, Name: a.p.t.Name(ev.Name), Bucket: b, Grid: ev.Grid, Block: ev.Block,
-			Count: len(ns), MeanUS: us(a.slotSum[j]) / float64(max(1, len(ns)))}
+			Shape: a.slotShape[j].text(), Count: len(ns), MeanUS: us(a.slotSum[j]) / float64(max(1, len(ns)))}
 		out[j].P90US = us(quantile(ns, 0.9))
 		out[j].P50US = us(quantile(ns, 0.5))
 	}
@@ -676,6 +684,48 @@ func (a *layerAcc) slots(f fold) []LayerSlot {
 		out[j].Label = fmt.Sprintf("%s %d of %d", labels[b], nth[b], of[b])
 	}
 	return out
+}
+
+// slotShape gathers the GEMM dims of a slot's kernels.
+type slotShape struct {
+	mMin, mMax, n, k int64
+	seen             bool
+	bad              bool // a kernel without a GEMM op with shapes, or another N or K
+}
+
+// add takes the dims of GPU event e's op.
+func (s *slotShape) add(p *rankPass, e int32) {
+	if s.bad {
+		return
+	}
+	op := int32(-1)
+	if int(e) < len(p.opOf) {
+		op = p.opOf[e]
+	}
+	if op < 0 {
+		s.bad = true
+		return
+	}
+	m, n, k, ok := opMNK(p.t, p.t.Shapes.Ops.At(int(op)))
+	switch {
+	case !ok || s.seen && (n != s.n || k != s.k):
+		s.bad = true
+	case !s.seen:
+		*s = slotShape{mMin: m, mMax: m, n: n, k: k, seen: true}
+	default:
+		s.mMin, s.mMax = min(s.mMin, m), max(s.mMax, m)
+	}
+}
+
+// text writes the slot's M×N×K, "" when unknown.
+func (s *slotShape) text() string {
+	switch {
+	case s.bad || !s.seen:
+		return ""
+	case s.mMin == s.mMax:
+		return fmt.Sprintf("%d×%d×%d", s.mMin, s.n, s.k)
+	}
+	return fmt.Sprintf("%d-%d×%d×%d", s.mMin, s.mMax, s.n, s.k)
 }
 
 // bucketLabels maps each bucket to its label.

@@ -46,7 +46,10 @@ type rankPass struct {
 	// off and order list each step's GPU events: those of step s are
 	// order[off[s]:off[s+1]], in trace order.
 	off, order []int32
-	lastGEMM   map[int64]int64
+	// opOf is each GPU event's op with shapes (linkOps, an index into
+	// Trace.Shapes.Ops; -1 for none), set by layerFolds for its slots.
+	opOf     []int32
+	lastGEMM map[int64]int64
 	// checks are the rank's checks; overlapNS the same-stream overlap per
 	// step they found.
 	checks    RankChecks

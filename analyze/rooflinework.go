@@ -226,6 +226,35 @@ func isTensor(in *ingest.OpInput) bool {
 	return in != nil && in.Kind == ingest.InputTensor && len(in.Dims) > 0
 }
 
+// opMNK returns M, N and K of a GEMM or weight-only quantised GEMM op
+// from its recorded shapes (a batched product's M counts every batch's
+// rows), and whether they are known.
+func opMNK(t *ingest.Trace, op *ingest.ShapedOp) (m, n, k int64, ok bool) {
+	name := t.Name(op.Name)
+	switch op.Kind {
+	case ingest.OpGEMM:
+		l, known := gemmLayouts[name]
+		a, b := op.Input(l.a), op.Input(l.b)
+		if !known || !isTensor(a) || !isTensor(b) {
+			return 0, 0, 0, false
+		}
+		batch, m, k, n, ok := gemmDims(a.Dims, b.Dims, l)
+		return batch * m, n, k, ok
+	case ingest.OpQuantGEMM:
+		a := op.Input(0)
+		if !isTensor(a) || len(a.Dims) < 2 {
+			return 0, 0, 0, false
+		}
+		k, m = a.Dims[len(a.Dims)-1], 1
+		for _, d := range a.Dims[:len(a.Dims)-1] {
+			m *= d
+		}
+		n = quantGEMMN(op, quantNs[name], m, k)
+		return m, n, k, n > 0
+	}
+	return 0, 0, 0, false
+}
+
 // quantN says where a weight-only quantised GEMM keeps N: input in's dim
 // dim, times mul (the columns a packed int32 holds); in -1 when only the
 // concrete size_m, size_n, size_k inputs tell it.

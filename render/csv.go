@@ -176,6 +176,7 @@ var layersHeader = []string{
 // phase and position in the repeated layer.
 var slotsHeader = []string{
 	"rank", "file", "phase", "slot", "label", "bucket", "module", "kernel", "grid", "block", "count", "mean_us", "p50_us", "p90_us",
+	"shape",
 }
 
 // writeLayersCSV writes one row per rank x phase x layer x bucket.
@@ -204,7 +205,7 @@ func writeSlotsCSV(w io.Writer, r *analyze.Report) error {
 			for _, lf := range rk.Layers {
 				for _, s := range lf.Slots {
 					emit(rankID(rk.Rank), rk.File, lf.Phase, strconv.Itoa(s.Index), s.Label, string(s.Bucket), s.Module, s.Name,
-						dims(s.Grid), dims(s.Block), strconv.Itoa(s.Count), num(s.MeanUS), num(s.P50US), num(s.P90US))
+						dims(s.Grid), dims(s.Block), strconv.Itoa(s.Count), num(s.MeanUS), num(s.P50US), num(s.P90US), s.Shape)
 				}
 			}
 		}

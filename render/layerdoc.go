@@ -108,13 +108,18 @@ func topLayerBuckets(buckets []analyze.Bucket, us map[analyze.BucketID]float64, 
 }
 
 // slotTable lists each position of the layer with its kernel, launch
-// shape and duration.
+// shape, GEMM dims (when the trace recorded shapes) and duration.
 func slotTable(lf *analyze.LayerFold) *table {
 	t := &table{
 		Header: []string{"#", "slot", "kernel", "grid", "block", "mean us", "p50 us", "p90 us"},
 		Right:  []bool{true, false, false, false, false, true, true, true},
 	}
 	modules := slices.ContainsFunc(lf.Slots, func(s analyze.LayerSlot) bool { return s.Module != "" })
+	shapes := slices.ContainsFunc(lf.Slots, func(s analyze.LayerSlot) bool { return s.Shape != "" })
+	if shapes {
+		t.Header = slices.Insert(t.Header, 5, "M×N×K")
+		t.Right = slices.Insert(t.Right, 5, false)
+	}
 	if modules {
 		t.Header = slices.Insert(t.Header, 2, "module")
 		t.Right = slices.Insert(t.Right, 2, false)
@@ -122,6 +127,9 @@ func slotTable(lf *analyze.LayerFold) *table {
 	for _, s := range lf.Slots {
 		row := []string{fmt.Sprint(s.Index), s.Label, shorten(s.Name, 60), dims(s.Grid), dims(s.Block),
 			usStr(s.MeanUS), usStr(s.P50US), usStr(s.P90US)}
+		if shapes {
+			row = slices.Insert(row, 5, orDash(s.Shape))
+		}
 		if modules {
 			row = slices.Insert(row, 2, s.Module)
 		}
