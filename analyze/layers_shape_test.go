@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,14 +16,9 @@ import (
 func TestLayerSlotShapes(t *testing.T) {
 	for _, name := range sampletraces.RealSweeps() {
 		dir := testkit.Real(t, name)
-		var bench struct {
-			Rows []microbenchRow `json:"rows"`
-		}
-		if err := sampletraces.ReadJSON(filepath.Join(dir, "microbench.json"), &bench); err != nil {
-			t.Fatal(err)
-		}
+		bench := readMicrobench(t, dir)
 		nk, ms := map[string]bool{}, map[int64]bool{}
-		for _, b := range bench.Rows {
+		for _, b := range bench {
 			if b.Kind != "decode_attention" {
 				nk[fmt.Sprintf("%d×%d", b.N, b.K)] = true
 				ms[b.M] = true

@@ -30,6 +30,18 @@ type microbenchRow struct {
 	KernelTBPerS float64 `json:"kernel_tb_per_s"`
 }
 
+// readMicrobench returns the rows of a sweep's microbench.json.
+func readMicrobench(t *testing.T, dir string) []microbenchRow {
+	t.Helper()
+	var bench struct {
+		Rows []microbenchRow `json:"rows"`
+	}
+	if err := sampletraces.ReadJSON(filepath.Join(dir, "microbench.json"), &bench); err != nil {
+		t.Fatal(err)
+	}
+	return bench.Rows
+}
+
 // shapeRate is the work and kernel time of the trace's ops of one shape.
 type shapeRate struct {
 	ops   int
@@ -109,15 +121,10 @@ func TestRooflineAgainstMicrobench(t *testing.T) {
 	compared, beyond := 0, 0
 	for _, name := range sampletraces.RealSweeps() {
 		dir := testkit.Real(t, name)
-		var bench struct {
-			Rows []microbenchRow `json:"rows"`
-		}
-		if err := sampletraces.ReadJSON(filepath.Join(dir, "microbench.json"), &bench); err != nil {
-			t.Fatal(err)
-		}
+		bench := readMicrobench(t, dir)
 		got := traceShapeRates(t, dir)
 		var lines []string
-		for _, b := range bench.Rows {
+		for _, b := range bench {
 			key := fmt.Sprintf("%s %d %d %d", b.Kind, b.M, b.N, b.K)
 			if b.Kind == "decode_attention" {
 				key = fmt.Sprintf("%s %d %d", b.Kind, b.Batch, b.Context)
