@@ -7,9 +7,12 @@ import "fmt"
 type SpeedOfLight struct {
 	Phase     string `json:"phase"`
 	RankSteps int    `json:"rank_steps"`
-	// MeasuredSpanUS and MeasuredKernelUS are the measured mean step span
-	// and kernel time per step over the ranks' steps.
+	// MeasuredSpanUS, MeasuredBusyUS and MeasuredKernelUS are the measured
+	// mean step span, GPU busy time and kernel time per step over the
+	// ranks' steps (the span less busy is the GPU idle the step-time
+	// account splits by cause).
 	MeasuredSpanUS   float64 `json:"measured_span_us"`
+	MeasuredBusyUS   float64 `json:"measured_busy_us"`
 	MeasuredKernelUS float64 `json:"measured_kernel_us"`
 	// EstimateUS is the sum of the parts' estimates: the kernels one after
 	// another, no idle time, no overlap.
@@ -48,11 +51,12 @@ func speedOfLight(r *Report, rf *Roofline) *SpeedOfLight {
 	}
 	const phase = PhaseDecode
 	sol := &SpeedOfLight{Phase: phase, Assumption: solAssumption}
-	var span, kernel, comm float64
+	var span, busy, kernel, comm float64
 	for i := range r.Ranks {
 		d := &r.Ranks[i].Decode
 		sol.RankSteps += d.Steps
 		span += d.SpanUS
+		busy += d.BusyUS
 		kernel += d.KernelUS
 		for _, bk := range r.Buckets { // in display order: a sum in map order would vary in its last digits
 			if bk.Group == GroupCommunication {
@@ -64,7 +68,7 @@ func speedOfLight(r *Report, rf *Roofline) *SpeedOfLight {
 		return nil
 	}
 	n := float64(sol.RankSteps)
-	sol.MeasuredSpanUS, sol.MeasuredKernelUS = span/n, kernel/n
+	sol.MeasuredSpanUS, sol.MeasuredBusyUS, sol.MeasuredKernelUS = span/n, busy/n, kernel/n
 	shaped, roof := 0.0, 0.0
 	for _, row := range rf.Rows {
 		if row.Phase == phase {

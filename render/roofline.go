@@ -149,8 +149,9 @@ func speedOfLightBlocks(s *analyze.SpeedOfLight) []block {
 	}
 	t.Rows = append(t.Rows, []string{"step", msFine(s.MeasuredKernelUS) + " kernel, " + msFine(s.MeasuredSpanUS) + " span",
 		msFine(s.EstimateUS), "the parts back to back"})
-	head := fmt.Sprintf("Speed of light of the %s step (an estimate): %s ms against %s ms measured (step span; %s ms of kernel time), %s of the span.",
-		s.Phase, msFine(s.EstimateUS), msFine(s.MeasuredSpanUS), msFine(s.MeasuredKernelUS), pct(ratioPct(s.EstimateUS, s.MeasuredSpanUS)))
+	head := fmt.Sprintf("Speed of light of the %s step (an estimate): %s ms against %s ms measured (step span: GPU busy %s ms, idle %s ms, as the step-time account splits it; %s ms of kernel time), %s of the span.",
+		s.Phase, msFine(s.EstimateUS), msFine(s.MeasuredSpanUS), msFine(s.MeasuredBusyUS), msFine(max(0, s.MeasuredSpanUS-s.MeasuredBusyUS)),
+		msFine(s.MeasuredKernelUS), pct(ratioPct(s.EstimateUS, s.MeasuredSpanUS)))
 	return []block{
 		{Heading: "Speed of light: the " + s.Phase + " step at the GPU's roofs", Level: 3},
 		{Lines: []string{head, "An estimate, not a measurement: it assumes " + s.Assumption + "."}},

@@ -84,7 +84,7 @@ func TestRooflineText(t *testing.T) {
 		"GPU peak: " + r.Roofline.Peak.Name,
 		"decode GEMM: ",
 		"have no figure: CUDA graph replay",
-		"Speed of light of the decode step (an estimate): " + msFine(sol.EstimateUS) + " ms against " + msFine(sol.MeasuredSpanUS) + " ms measured",
+		"Speed of light of the decode step (an estimate): " + msFine(sol.EstimateUS) + " ms against " + msFine(sol.MeasuredSpanUS) + " ms measured (step span: GPU busy " + msFine(sol.MeasuredBusyUS),
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text report lacks %q", want)
