@@ -7,7 +7,7 @@ func (p *rankPass) buildSteps() []Step {
 	for i := range p.steps {
 		a, m := &p.steps[i], &p.marks[i]
 		s := Step{Index: i, Name: m.name, Phase: m.phase, PhaseSource: m.phaseSource,
-			Tokens: m.tokens, Batch: m.batch, StartUS: us(m.start),
+			Tokens: m.tokens, Batch: m.batch, Context: m.context, StartUS: us(m.start),
 			KernelUS: us(a.kernelNS), BusyUS: us(a.busyNS), Kernels: a.events,
 			GraphLaunches: a.graphLaunches, Buckets: p.bucketStats(a)}
 		if s.Tokens == 0 {

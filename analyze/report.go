@@ -85,8 +85,13 @@ type Step struct {
 	Phase       string `json:"phase"`        // prefill, decode, mixed, empty (no GPU work) or unknown
 	PhaseSource string `json:"phase_source"` // "annotation" or "inferred: ..."
 	// Tokens and Batch come from the annotation when it says so (0 if not).
-	Tokens   int     `json:"tokens,omitempty"`
-	Batch    int     `json:"batch,omitempty"`
+	Tokens int `json:"tokens,omitempty"`
+	Batch  int `json:"batch,omitempty"`
+	// Context is the KV length summed over the step's requests (each
+	// request's computed plus scheduled tokens), from the annotation's
+	// fields where it has them (vLLM's detailed_trace_annotation sk, SGLang's
+	// c_sk/g_sk); 0 when the trace does not say. Context / Batch is the mean.
+	Context  int     `json:"context,omitempty"`
 	StartUS  float64 `json:"start_us"`  // CPU start of the step, trace time base
 	KernelUS float64 `json:"kernel_us"` // sum of kernel durations
 	BusyUS   float64 `json:"busy_us"`   // union of kernel intervals
