@@ -58,6 +58,10 @@ type Rank struct {
 	// prefill, mixed, those that fold): per layer and per position in the
 	// layer.
 	Layers []LayerFold `json:"layers,omitempty"`
+	// CostModel fits each phase's per-step times (span and buckets)
+	// against the steps' tokens (or requests) and context (decode,
+	// prefill, those with steps).
+	CostModel []CostModel `json:"cost_model,omitempty"`
 	// TopKernels lists per bucket the kernels with the most time (decode
 	// steps when there are any, else all steps).
 	TopKernels map[BucketID][]KernelStat `json:"top_kernels"`
