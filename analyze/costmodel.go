@@ -144,9 +144,17 @@ func regressorValue(s *Step, name string) float64 {
 // fitPhase fits the cost model of one phase's steps.
 func fitPhase(phase string, steps []*Step) CostModel {
 	cm := CostModel{Phase: phase, Steps: len(steps)}
+	if len(steps) < MinCostPoints {
+		cm.Notes = []string{fmt.Sprintf("not fitted: %s, a fit needs at least %d distinct workload points", pluralWord(len(steps), "step", "steps"), MinCostPoints)}
+		return cm
+	}
 	names, used, notes := chooseRegressors(steps)
 	cm.Notes = notes
 	if len(names) == 0 {
+		// the reason not to fit first, then what led to it
+		slices.SortStableFunc(cm.Notes, func(a, b string) int {
+			return cmp.Compare(notFitted(b), notFitted(a))
+		})
 		return cm
 	}
 	cm.Used = len(used)
@@ -165,6 +173,14 @@ func fitPhase(phase string, steps []*Step) CostModel {
 	}
 	cm.Fits = fitTargets(cm.Regressors, used, x)
 	return cm
+}
+
+// notFitted says whether note is the reason a model has no fit.
+func notFitted(note string) int {
+	if strings.HasPrefix(note, "not fitted") {
+		return 1
+	}
+	return 0
 }
 
 // chooseRegressors picks the regressors of a phase's steps and the steps

@@ -19,7 +19,7 @@ type Workload struct {
 
 // CostPrediction is a phase's step predicted at a workload from its fits:
 // an estimate from a straight line through the measured steps, never a
-// measurement.
+// measurement. Only significant slopes are followed (CostFit.at).
 type CostPrediction struct {
 	Workload Workload `json:"workload"`
 	// X holds the regressor values predicted at, in the model's
@@ -115,12 +115,11 @@ func (cm *CostModel) predict(w Workload) *CostPrediction {
 		}
 		p.X = append(p.X, v)
 	}
+	if w.Context > 0 && !slices.ContainsFunc(cm.Regressors, func(r Regressor) bool { return r.Name == RegContext }) {
+		p.Notes = append(p.Notes, "the context named is not in the fit (the steps' context is not known or does not vary): ignored")
+	}
 	for _, f := range cm.Fits {
-		v := f.InterceptUS
-		for j, s := range f.Slopes {
-			v += s.USPer * p.X[j]
-		}
-		v = max(0, v)
+		v := f.at(cm.Regressors, p.X)
 		if f.Target == "span" {
 			p.SpanUS = v
 			continue
@@ -128,6 +127,20 @@ func (cm *CostModel) predict(w Workload) *CostPrediction {
 		p.Buckets = append(p.Buckets, PredictedBucket{Bucket: BucketID(f.Target), US: v})
 	}
 	return p
+}
+
+// at evaluates the fit at x: the mean time plus each significant slope's
+// change from the regressors' means (the line runs through them); a slope
+// not told apart from zero is not extrapolated, the time held at its mean
+// along it. Never below zero.
+func (f *CostFit) at(regs []Regressor, x []float64) float64 {
+	v := f.MeanUS
+	for j, s := range f.Slopes {
+		if s.Significant {
+			v += s.USPer * (x[j] - regs[j].Mean)
+		}
+	}
+	return max(0, v)
 }
 
 // regressorAt returns the value of regressor reg that w names, with a note
