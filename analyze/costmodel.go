@@ -36,8 +36,9 @@ type CostModel struct {
 	// Notes says what was left out and why: no fit at all (Fits empty),
 	// a regressor that does not vary or moves with another.
 	Notes []string `json:"notes,omitempty"`
-	// Fits has the step span first (Target "span"), then every bucket with
-	// time in the used steps, the most time first.
+	// Fits has the step span first (Target FitSpan), the GPU busy time
+	// (FitBusy), then every bucket with time in the used steps, the most
+	// time first.
 	Fits []CostFit `json:"fits,omitempty"`
 	// Prediction is the step at a workload the user named
 	// (WithPrediction); an estimate, not a measurement.
@@ -55,8 +56,8 @@ type Regressor struct {
 
 // CostFit is the least-squares line of one per-step time.
 type CostFit struct {
-	// Target is "span" (the step span) or a bucket id (its kernel time
-	// per step).
+	// Target is FitSpan (the step span), FitBusy (the union of the step's
+	// kernels) or a bucket id (its kernel time per step).
 	Target      string  `json:"target"`
 	MeanUS      float64 `json:"mean_us"`
 	InterceptUS float64 `json:"intercept_us"`
@@ -83,7 +84,7 @@ type Slope struct {
 	RangeUS float64 `json:"range_us"`
 	// Significant says the slope is told apart from zero: a two-sided
 	// t-test at 95% rejects zero, and RangeUS exceeds both the residual
-	// spread and CostMinChangePct of the mean time.
+	// spread and CostMinChangeUS.
 	Significant bool `json:"significant"`
 }
 
@@ -91,14 +92,21 @@ type Slope struct {
 // fitted on.
 const MinCostPoints = 3
 
-// CostMinChangePct is the smallest change across the observed range, in
-// percent of the mean time, that a slope is called growth (or fall): a
-// smaller change is flat for anyone sizing a batch.
-const CostMinChangePct = 2.0
+// CostMinChangeUS is the smallest change across the observed range, in
+// microseconds per step, that a slope is called growth (or fall): below
+// it, whatever the t-test says, the change is beneath what a step's timing
+// resolves.
+const CostMinChangeUS = 1.0
 
 // collinearR is the correlation above which two regressors are taken to
 // move together, and the second is left out.
 const collinearR = 0.99
+
+// Fit targets other than buckets.
+const (
+	FitSpan = "span"
+	FitBusy = "busy"
+)
 
 // Regressor names.
 const (
@@ -318,10 +326,10 @@ func distinctPoints(x [][]float64) int {
 
 // fitTargets fits the span and every bucket with time in the steps.
 func fitTargets(regs []Regressor, steps []*Step, x [][]float64) []CostFit {
-	span := make([]float64, len(steps))
+	span, busy := make([]float64, len(steps)), make([]float64, len(steps))
 	bucketUS := make(map[BucketID][]float64)
 	for i, s := range steps {
-		span[i] = s.SpanUS
+		span[i], busy[i] = s.SpanUS, s.BusyUS
 		for id, b := range s.Buckets {
 			if b.US > 0 && bucketUS[id] == nil {
 				bucketUS[id] = make([]float64, len(steps))
@@ -341,7 +349,7 @@ func fitTargets(regs []Regressor, steps []*Step, x [][]float64) []CostFit {
 		si, sj := meanOf(bucketUS[ids[i]]), meanOf(bucketUS[ids[j]])
 		return cmp.Or(cmp.Compare(sj, si), cmp.Compare(ids[i], ids[j])) < 0
 	})
-	fits := []CostFit{fitLine("span", regs, x, span)}
+	fits := []CostFit{fitLine(FitSpan, regs, x, span), fitLine(FitBusy, regs, x, busy)}
 	for _, id := range ids {
 		fits = append(fits, fitLine(string(id), regs, x, bucketUS[id]))
 	}
@@ -399,7 +407,7 @@ func fitLine(target string, regs []Regressor, x [][]float64, y []float64) CostFi
 		if se > 0 {
 			s.T = b / se
 		}
-		s.Significant = math.Abs(s.RangeUS) > max(f.ResidualUS, CostMinChangePct/100*math.Abs(f.MeanUS)) &&
+		s.Significant = math.Abs(s.RangeUS) > max(f.ResidualUS, CostMinChangeUS) &&
 			(se == 0 || math.Abs(s.T) > tcrit)
 		f.InterceptUS -= b * regs[j].Mean
 		f.Slopes[j] = s

@@ -25,10 +25,12 @@ type CostPrediction struct {
 	// X holds the regressor values predicted at, in the model's
 	// Regressors order.
 	X []float64 `json:"x"`
-	// SpanUS is the predicted step span; Buckets each bucket's kernel time
+	// SpanUS is the predicted step span, BusyUS its GPU busy time; Buckets
+	// each bucket's kernel time
 	// (they overlap and leave idle time out: they need not add up to the
 	// span), in the fits' order.
 	SpanUS  float64           `json:"span_us"`
+	BusyUS  float64           `json:"busy_us"`
 	Buckets []PredictedBucket `json:"buckets"`
 	// Notes says how the workload was read (a regressor held at its
 	// observed mean, decode's one token per request); Extrapolated names
@@ -120,8 +122,12 @@ func (cm *CostModel) predict(w Workload) *CostPrediction {
 	}
 	for _, f := range cm.Fits {
 		v := f.at(cm.Regressors, p.X)
-		if f.Target == "span" {
+		switch f.Target {
+		case FitSpan:
 			p.SpanUS = v
+			continue
+		case FitBusy:
+			p.BusyUS = v
 			continue
 		}
 		p.Buckets = append(p.Buckets, PredictedBucket{Bucket: BucketID(f.Target), US: v})

@@ -87,7 +87,7 @@ func costModelView(buckets []analyze.Bucket, cm *analyze.CostModel) CostModelVie
 	if len(cm.Notes) > 0 {
 		line += " " + capitalize(strings.Join(cm.Notes, "; ")) + "."
 	}
-	v.Lines = []string{line, fmt.Sprintf("A slope counts as growth only where a t-test (95%%) tells it from zero and the change it predicts across the observed range exceeds both the residual spread and %g%% of the mean; context is the KV length summed over the step's requests. Bucket times are kernel time (they overlap and leave idle out), the span is the step's.", analyze.CostMinChangePct)}
+	v.Lines = []string{line, fmt.Sprintf("A slope counts as growth only where a t-test (95%%) tells it from zero and the change it predicts across the observed range exceeds both the residual spread and %g us; context is the KV length summed over the step's requests. Bucket times are kernel time (they overlap and leave idle out); the span and GPU busy are the step's.", analyze.CostMinChangeUS)}
 	v.Header = []string{"time", "mean ms", "a ms"}
 	for _, r := range cm.Regressors {
 		unit, _ := regressorUnit(r.Name)
@@ -121,7 +121,7 @@ func predictedByTarget(p *analyze.CostPrediction) map[string]float64 {
 	if p == nil {
 		return m
 	}
-	m["span"] = p.SpanUS
+	m[analyze.FitSpan], m[analyze.FitBusy] = p.SpanUS, p.BusyUS
 	for _, b := range p.Buckets {
 		m[string(b.Bucket)] = b.US
 	}
@@ -138,8 +138,8 @@ func predictionLines(cm *analyze.CostModel) []string {
 	for i, r := range cm.Regressors {
 		at = append(at, fmt.Sprintf("%s %g", r.Name, p.X[i]))
 	}
-	s := fmt.Sprintf("Estimate at %s (%s; a straight line through the measured steps along its significant slopes, a flat time held at its mean; not a measurement): %s step span %s ms.",
-		p.Workload, strings.Join(at, ", "), cm.Phase, msFine(p.SpanUS))
+	s := fmt.Sprintf("Estimate at %s (%s; a straight line through the measured steps along its significant slopes, a flat time held at its mean; not a measurement): %s step span %s ms, GPU busy %s ms.",
+		p.Workload, strings.Join(at, ", "), cm.Phase, msFine(p.SpanUS), msFine(p.BusyUS))
 	if len(p.Notes) > 0 {
 		s += " " + capitalize(strings.Join(p.Notes, "; ")) + "."
 	}
@@ -150,10 +150,14 @@ func predictionLines(cm *analyze.CostModel) []string {
 	return lines
 }
 
-// fitLabel names a fit's target: "step span" or the bucket's label.
+// fitLabel names a fit's target: "step span", "GPU busy" or the
+// bucket's label.
 func fitLabel(buckets []analyze.Bucket, target string) string {
-	if target == "span" {
+	switch target {
+	case analyze.FitSpan:
 		return "step span"
+	case analyze.FitBusy:
+		return "GPU busy"
 	}
 	return bucketInfo(buckets, analyze.BucketID(target)).Label
 }
