@@ -40,6 +40,10 @@ type CostModel struct {
 	// (FitBusy), then every bucket with time in the used steps, the most
 	// time first.
 	Fits []CostFit `json:"fits,omitempty"`
+	// SpanNote says, when the span does not follow the workload while the
+	// GPU busy time does and the GPU is idle for most of the span, that the
+	// steps are host-bound: the span is no estimate of GPU work.
+	SpanNote string `json:"span_note,omitempty"`
 	// Prediction is the step at a workload the user named
 	// (WithPrediction); an estimate, not a measurement.
 	Prediction *CostPrediction `json:"prediction,omitempty"`
@@ -71,6 +75,11 @@ type CostFit struct {
 	// Verdict is "flat", or says which regressors the time grows (or
 	// falls) with: "grows with tokens", "grows with tokens and context".
 	Verdict string `json:"verdict"`
+	// Loose says the residual spread is over CostLoosePct of the mean
+	// time: a straight line describes the time loosely (attention that is
+	// flat in the batch until the GPU fills, say), and its estimates are
+	// rough.
+	Loose bool `json:"loose,omitempty"`
 }
 
 // Slope is a fit's coefficient of one regressor.
@@ -97,6 +106,10 @@ const MinCostPoints = 3
 // it, whatever the t-test says, the change is beneath what a step's timing
 // resolves.
 const CostMinChangeUS = 1.0
+
+// CostLoosePct is the residual spread, in percent of the mean time, above
+// which a fit is called loose (CostFit.Loose).
+const CostLoosePct = 10.0
 
 // collinearR is the correlation above which two regressors are taken to
 // move together, and the second is left out.
@@ -180,7 +193,19 @@ func fitPhase(phase string, steps []*Step) CostModel {
 		return cm
 	}
 	cm.Fits = fitTargets(cm.Regressors, used, x)
+	cm.SpanNote = hostBoundNote(cm.Fits)
 	return cm
+}
+
+// hostBoundNote says so when the span fit (Fits[0]) is flat, the GPU busy
+// fit (Fits[1]) is not, and the GPU is busy for less than half the span.
+func hostBoundNote(fits []CostFit) string {
+	span, busy := fits[0], fits[1]
+	if span.Verdict != "flat" || busy.Verdict == "flat" || busy.MeanUS >= span.MeanUS/2 {
+		return ""
+	}
+	return fmt.Sprintf("the step span is flat (R² %.2f) while GPU busy %s: the GPU is busy %.0f%% of the span, the steps are host-bound, so GPU busy and the buckets, not the span, carry the workload",
+		span.R2, busy.Verdict, 100*busy.MeanUS/span.MeanUS)
 }
 
 // notFitted says whether note is the reason a model has no fit.
@@ -413,6 +438,7 @@ func fitLine(target string, regs []Regressor, x [][]float64, y []float64) CostFi
 		f.Slopes[j] = s
 	}
 	f.Verdict = costVerdict(f.Slopes)
+	f.Loose = f.ResidualUS > CostLoosePct/100*math.Abs(f.MeanUS)
 	return f
 }
 

@@ -87,7 +87,10 @@ func costModelView(buckets []analyze.Bucket, cm *analyze.CostModel) CostModelVie
 	if len(cm.Notes) > 0 {
 		line += " " + capitalize(strings.Join(cm.Notes, "; ")) + "."
 	}
-	v.Lines = []string{line, fmt.Sprintf("A slope counts as growth only where a t-test (95%%) tells it from zero and the change it predicts across the observed range exceeds both the residual spread and %g us; context is the KV length summed over the step's requests. Bucket times are kernel time (they overlap and leave idle out); the span and GPU busy are the step's.", analyze.CostMinChangeUS)}
+	if cm.SpanNote != "" {
+		line += " " + capitalize(cm.SpanNote) + "."
+	}
+	v.Lines = []string{line, fmt.Sprintf("A slope counts as growth only where a t-test (95%%) tells it from zero and the change it predicts across the observed range exceeds both the residual spread and %g us; a fit is loose where its residual spread is over %g%% of the mean (a straight line describes that time roughly); context is the KV length summed over the step's requests. Bucket times are kernel time (they overlap and leave idle out); the span and GPU busy are the step's.", analyze.CostMinChangeUS, analyze.CostLoosePct)}
 	v.Header = []string{"time", "mean ms", "a ms"}
 	for _, r := range cm.Regressors {
 		unit, _ := regressorUnit(r.Name)
@@ -109,7 +112,11 @@ func costModelView(buckets []analyze.Bucket, cm *analyze.CostModel) CostModelVie
 		if cm.Prediction != nil {
 			row = append(row, msFine(pred[f.Target]))
 		}
-		v.Rows = append(v.Rows, append(row, f.Verdict))
+		verdict := f.Verdict
+		if f.Loose {
+			verdict += fmt.Sprintf(" (loose: resid %.0f%% of the mean)", 100*f.ResidualUS/f.MeanUS)
+		}
+		v.Rows = append(v.Rows, append(row, verdict))
 	}
 	v.Prediction = predictionLines(cm)
 	return v
