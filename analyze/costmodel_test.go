@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
+	"kinetoscope/ingest"
 	"kinetoscope/internal/testkit"
 	"kinetoscope/sampletraces"
 )
@@ -381,4 +384,43 @@ func TestParseWorkload(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkCostModels measures the cost models against the analysis they
+// are part of, on one generated trace of KINETOSCOPE_BENCH_MB megabytes
+// (default 16): "analyze" is the whole analysis, "fit" the cost models of
+// its steps with their batch and context made to vary (so that every
+// bucket is fitted, as on a sweep); compare the two ns/op of the same run.
+func BenchmarkCostModels(b *testing.B) {
+	mb := 16
+	if s := os.Getenv("KINETOSCOPE_BENCH_MB"); s != "" {
+		mb, _ = strconv.Atoi(s)
+	}
+	path := filepath.Join(b.TempDir(), "bench.json")
+	writeBenchTrace(b, path, mb)
+	set, err := ingest.Open(path, ingest.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var steps []Step
+	b.Run("analyze", func(b *testing.B) {
+		for b.Loop() {
+			r, err := Analyze(set, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			steps = r.Ranks[0].Steps
+		}
+	})
+	for i := range steps {
+		steps[i].Batch, steps[i].Context = 1+i%64, (1+i%64)*(512<<(i%3))
+	}
+	b.Run("fit", func(b *testing.B) {
+		for b.Loop() {
+			if ms := costModels(steps); len(ms) == 0 || len(ms[0].Fits) == 0 {
+				b.Fatalf("no fit: %+v", ms)
+			}
+		}
+		b.ReportMetric(float64(len(steps)), "steps")
+	})
 }
