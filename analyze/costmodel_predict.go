@@ -156,22 +156,18 @@ func (cm *CostModel) regressorAt(reg Regressor, w Workload) (float64, string) {
 		return reg.Mean, fmt.Sprintf("%s held at the observed mean %.0f (%s)", reg.Name, reg.Mean, why)
 	}
 	switch reg.Name {
-	case RegBatch:
-		if w.Batch > 0 {
-			return float64(w.Batch), ""
+	case RegBatch, RegTokens:
+		named, other, word, otherWord := w.Batch, w.Tokens, "batch", "tokens"
+		if reg.Name == RegTokens {
+			named, other, word, otherWord = w.Tokens, w.Batch, "tokens", "batch"
 		}
-		if w.Tokens > 0 && cm.Phase == PhaseDecode {
-			return float64(w.Tokens), "batch read as the tokens: one token per request in a decode step"
+		switch {
+		case named > 0:
+			return float64(named), ""
+		case other > 0 && cm.Phase == PhaseDecode:
+			return float64(other), fmt.Sprintf("%s read as the %s: one token per request in a decode step", word, otherWord)
 		}
-		return held("no batch named")
-	case RegTokens:
-		if w.Tokens > 0 {
-			return float64(w.Tokens), ""
-		}
-		if w.Batch > 0 && cm.Phase == PhaseDecode {
-			return float64(w.Batch), "tokens read as the batch: one token per request in a decode step"
-		}
-		return held("no tokens named")
+		return held("no " + word + " named")
 	case RegContext:
 		if w.Context == 0 {
 			return held("no context named")
