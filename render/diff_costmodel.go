@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
 )
 
@@ -21,8 +22,11 @@ func DiffCostModelView(d *diff.Diff) *CostModelView {
 		v.Lines = []string{capitalize(cd.Note) + "."}
 		return v
 	}
-	v.Lines = []string{fmt.Sprintf("Slopes against %s from each run's least-squares fit; a change is beyond noise when the delta exceeds 1.96 times the root of the two standard errors squared (z-test, 95%%).",
-		strings.Join(cd.Regressors, " and "))}
+	v.Lines = []string{fmt.Sprintf("Slopes against %s from each run's least-squares fit; a change is beyond noise when the delta exceeds 1.96 times the root of the two standard errors squared (z-test, 95%%) and changes the time across the wider observed range by more than %g us.",
+		strings.Join(cd.Regressors, " and "), analyze.CostMinChangeUS)}
+	if len(cd.Unshared) > 0 {
+		v.Lines = append(v.Lines, fmt.Sprintf("Not compared: %s; the slopes compared come from fits against other regressors, so they need not be the same slope.", strings.Join(cd.Unshared, ", ")))
+	}
 	v.Header = []string{"time"}
 	for _, n := range cd.Regressors {
 		unit, _ := regressorUnit(n)

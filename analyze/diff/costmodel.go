@@ -19,9 +19,12 @@ type CostModelDiff struct {
 	HeadRank int `json:"head_rank"`
 	// Regressors are those both sides fitted against; Note says why
 	// nothing was compared (a side without a fit, no regressor in common).
-	Regressors []string      `json:"regressors,omitempty"`
-	Note       string        `json:"note,omitempty"`
-	Fits       []CostFitDiff `json:"fits,omitempty"`
+	Regressors []string `json:"regressors,omitempty"`
+	// Unshared names the regressors one side only fitted against ("context
+	// (base only)"): the shared slopes then come from different models.
+	Unshared []string      `json:"unshared,omitempty"`
+	Note     string        `json:"note,omitempty"`
+	Fits     []CostFitDiff `json:"fits,omitempty"`
 }
 
 // CostFitDiff is one fitted time's slopes, base vs head.
@@ -41,7 +44,9 @@ type SlopeDiff struct {
 	DeltaUSPer float64 `json:"delta_us_per"`
 	DeltaPct   float64 `json:"delta_pct"`
 	// Z is the delta over the root of the summed squared standard errors;
-	// Changed says |Z| > slopeZ (95%, two-sided).
+	// Changed says |Z| > slopeZ (95%, two-sided) and the delta changes the
+	// time across the wider observed range by more than
+	// analyze.CostMinChangeUS.
 	Z       float64 `json:"z"`
 	Changed bool    `json:"changed"`
 }
@@ -62,9 +67,18 @@ func compareCostModels(b, h []*analyze.Rank, phase string) *CostModelDiff {
 		d.Note = fmt.Sprintf("the %s steps of one run only were fitted", phase)
 		return d
 	}
+	ranges := make(map[string]float64)
 	for _, r := range bm.Regressors {
-		if slices.ContainsFunc(hm.Regressors, func(x analyze.Regressor) bool { return x.Name == r.Name }) {
+		if i := slices.IndexFunc(hm.Regressors, func(x analyze.Regressor) bool { return x.Name == r.Name }); i >= 0 {
 			d.Regressors = append(d.Regressors, r.Name)
+			ranges[r.Name] = max(r.Max-r.Min, hm.Regressors[i].Max-hm.Regressors[i].Min)
+		} else {
+			d.Unshared = append(d.Unshared, r.Name+" (base only)")
+		}
+	}
+	for _, r := range hm.Regressors {
+		if !slices.Contains(d.Regressors, r.Name) {
+			d.Unshared = append(d.Unshared, r.Name+" (head only)")
 		}
 	}
 	if len(d.Regressors) == 0 {
@@ -76,13 +90,14 @@ func compareCostModels(b, h []*analyze.Rank, phase string) *CostModelDiff {
 		if i < 0 {
 			continue
 		}
-		d.Fits = append(d.Fits, compareFit(&bf, &hm.Fits[i], d.Regressors))
+		d.Fits = append(d.Fits, compareFit(&bf, &hm.Fits[i], d.Regressors, ranges))
 	}
 	return d
 }
 
-// compareFit compares one fitted time's slopes of the regressors names.
-func compareFit(bf, hf *analyze.CostFit, names []string) CostFitDiff {
+// compareFit compares one fitted time's slopes of the regressors names;
+// ranges holds each regressor's wider observed range of the two runs.
+func compareFit(bf, hf *analyze.CostFit, names []string, ranges map[string]float64) CostFitDiff {
 	fd := CostFitDiff{Target: bf.Target, BaseVerdict: bf.Verdict, HeadVerdict: hf.Verdict}
 	for _, n := range names {
 		bs, hs := slopeNamed(bf, n), slopeNamed(hf, n)
@@ -91,7 +106,7 @@ func compareFit(bf, hf *analyze.CostFit, names []string) CostFitDiff {
 		if se := math.Hypot(bs.StdErrUS, hs.StdErrUS); se > 0 {
 			sd.Z = sd.DeltaUSPer / se
 		}
-		sd.Changed = math.Abs(sd.Z) > slopeZ
+		sd.Changed = math.Abs(sd.Z) > slopeZ && math.Abs(sd.DeltaUSPer)*ranges[n] > analyze.CostMinChangeUS
 		fd.Slopes = append(fd.Slopes, sd)
 	}
 	return fd
