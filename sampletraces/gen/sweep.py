@@ -288,18 +288,51 @@ class Timer:
         return statistics.median(times)
 
     def kernels(self, fn):
-        """The names of the kernels one call runs, from the profiler."""
+        """The kernels of one call as the profiler (CUPTI) times them, L2 flushed before each of
+        --reps calls: their names, and the median over the calls of their summed durations (us).
+        CUDA events add the GPU's launch latency (a few us) to what they time; CUPTI does not.
+        Each call sits between two marker kernels (an add on an int32 and on an int64 tensor)."""
+        a = torch.zeros(1, dtype=torch.int32, device=DEVICE)
+        b = torch.zeros(1, dtype=torch.int64, device=DEVICE)
         torch.cuda.synchronize()
         with torch.profiler.profile(activities=[ProfilerActivity.CUDA]) as prof:
-            fn()
+            for _ in range(self.reps):
+                self.flush.sum(dtype=torch.int64)
+                a.add_(1)
+                fn()
+                b.add_(1)
             torch.cuda.synchronize()
-        return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+        events = sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
+                        key=lambda e: e.time_range.start)
+        per_call, names, group = [], [], None
+        for e in events:
+            if "CUDAFunctorOnSelf_add<int>" in e.name:
+                group = []
+            elif "CUDAFunctorOnSelf_add<long>" in e.name:
+                if group is not None:
+                    per_call.append(sum(k.time_range.elapsed_us() for k in group))
+                    names = names or [k.name for k in group]
+                group = None
+            elif group is not None:
+                group.append(e)
+        if len(per_call) != self.reps:
+            print(f"microbenchmark: {len(per_call)} of {self.reps} calls found between the markers "
+                  f"({len(events)} device events); no kernel time for this row", flush=True)
+            return names, None
+        return names, statistics.median(per_call)
 
 
 def bench_row(kind, shape, ms, nbytes, flops, kernels):
+    names, kernel_us = kernels
     s = ms / 1e3
-    return {"kind": kind, **shape, "kernels": kernels, "ms": round(ms, 5), "bytes": nbytes, "flops": flops,
-            "tb_per_s": round(nbytes / s / 1e12, 4), "tflop_per_s": round(flops / s / 1e12, 4)}
+    row = {"kind": kind, **shape, "kernels": names, "ms": round(ms, 5), "kernel_us": None,
+           "bytes": nbytes, "flops": flops,
+           "tb_per_s": round(nbytes / s / 1e12, 4), "tflop_per_s": round(flops / s / 1e12, 4)}
+    if kernel_us:
+        ks = kernel_us / 1e6
+        row.update(kernel_us=round(kernel_us, 3), kernel_tb_per_s=round(nbytes / ks / 1e12, 4),
+                   kernel_tflop_per_s=round(flops / ks / 1e12, 4))
+    return row
 
 
 def microbench(timer, dtype, batches, marlin):
@@ -376,7 +409,10 @@ def main():
                        f"median of {args.reps} calls after 3 warm-up calls; bytes = inputs + output at their "
                        "dtypes (Marlin: A fp16, weights 4 bits, fp16 scales per 128 inputs, C fp16); "
                        "GEMM FLOPs 2*m*n*k; decode attention FLOPs 4*batch*q_heads*context*head_dim, bytes "
-                       "Q + K + V + O; kernels: the names the profiler gives the kernels of one call",
+                       "Q + K + V + O; kernels: the names the profiler gives the kernels of one call; "
+                       "kernel_us: the median over --reps calls (L2 flushed before each) of the summed CUPTI "
+                       "durations of one call's kernels, as a trace times them (ms, by CUDA events, adds the "
+                       "GPU's launch latency); kernel_tb_per_s and kernel_tflop_per_s divide by kernel_us",
              "rows": bench_rows}
 
     if args.marlin or args.marlin_only:
