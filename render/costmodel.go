@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"kinetoscope/analyze"
@@ -183,7 +184,7 @@ func writeCostModelCSV(w io.Writer, r *analyze.Report) error {
 	header := []string{"rank", "phase", "target", "label", "steps", "steps_fitted", "points",
 		"size_regressor", "size_min", "size_max", "context_min", "context_max",
 		"mean_us", "intercept_us", "size_us_per", "size_stderr_us", "context_us_per", "context_stderr_us",
-		"r2", "residual_us", "verdict", "predict_workload", "predicted_us", "extrapolated"}
+		"r2", "residual_us", "loose", "verdict", "predict_workload", "predicted_us", "extrapolated"}
 	return writeCSV(w, header, func(emit func(...string)) {
 		for i := range r.Ranks {
 			rk := &r.Ranks[i]
@@ -200,7 +201,7 @@ func costModelRows(buckets []analyze.Bucket, rank int, cm *analyze.CostModel, em
 	counts := []string{fmt.Sprint(cm.Steps), fmt.Sprint(cm.Used), fmt.Sprint(cm.Points)}
 	if len(cm.Fits) == 0 {
 		row := append(append(base, "", ""), counts...)
-		row = append(row, make([]string, 13)...)
+		row = append(row, make([]string, 14)...)
 		emit(append(row, strings.Join(cm.Notes, "; "), "", "", "")...)
 		return
 	}
@@ -238,7 +239,7 @@ func costModelRows(buckets []analyze.Bucket, rank int, cm *analyze.CostModel, em
 		cb, cse := slope(ctx)
 		row := append(append(append([]string{}, base...), f.Target, fitLabel(buckets, f.Target)), counts...)
 		row = append(row, ranges...)
-		row = append(row, num(f.MeanUS), num(f.InterceptUS), sb, sse, cb, cse, num(f.R2), num(f.ResidualUS), f.Verdict)
+		row = append(row, num(f.MeanUS), num(f.InterceptUS), sb, sse, cb, cse, num(f.R2), num(f.ResidualUS), strconv.FormatBool(f.Loose), f.Verdict)
 		if p := cm.Prediction; p != nil {
 			row = append(row, p.Workload.String(), num(pred[f.Target]), strings.Join(p.Extrapolated, "; "))
 		} else {

@@ -48,7 +48,7 @@ func TestCostModelOutputs(t *testing.T) {
 			i++
 			slope, _ := strconv.ParseFloat(row[col["size_us_per"]], 64)
 			pred, _ := strconv.ParseFloat(row[col["predicted_us"]], 64)
-			if row[col["target"]] != f.Target || row[col["size_regressor"]] != cm.Regressors[0].Name || row[col["verdict"]] != f.Verdict ||
+			if row[col["target"]] != f.Target || row[col["size_regressor"]] != cm.Regressors[0].Name || row[col["verdict"]] != f.Verdict || row[col["loose"]] != strconv.FormatBool(f.Loose) ||
 				!closeTo(slope, f.Slopes[0].USPer) || row[col["predict_workload"]] != "batch=8" || pred < 0 {
 				t.Errorf("%s %s row %v; fit %+v", cm.Phase, f.Target, row, f)
 			}
