@@ -3,6 +3,7 @@ package analyze
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"kinetoscope/ingest"
 	"kinetoscope/internal/testkit"
 	"kinetoscope/sampletraces"
+	"kinetoscope/sampletraces/synth"
 )
 
 // line1 is a straight line fitted by the normal equations written out:
@@ -423,4 +425,27 @@ func BenchmarkCostModels(b *testing.B) {
 		}
 		b.ReportMetric(float64(len(steps)), "steps")
 	})
+}
+
+// TestCostModelSynth: the synthetic generator runs one batch for every
+// decode step and writes no context (its annotations are the plain
+// format, its traces record no shapes): the decode model is not fitted,
+// and says that the tokens do not vary.
+func TestCostModelSynth(t *testing.T) {
+	cfg := synth.DefaultConfig()
+	cfg.Ranks, cfg.Layers, cfg.DecodeSteps, cfg.PythonFunctions, cfg.Gzip = 2, 3, 5, 0, false
+	dir := t.TempDir()
+	if _, err := synth.Generate(dir, cfg, false); err != nil {
+		t.Fatal(err)
+	}
+	_, r := analyzePath(t, dir)
+	for _, rk := range r.Ranks {
+		for _, cm := range rk.CostModel {
+			notes := strings.Join(cm.Notes, "; ")
+			want := fmt.Sprintf("tokens left out: %d in every step", cfg.Batch)
+			if cm.Phase == PhaseDecode && (len(cm.Fits) > 0 || !strings.Contains(notes, want) || !strings.Contains(notes, "no context")) {
+				t.Errorf("rank %d: decode model %d fits, notes %q; want none, saying %q and no context", rk.Rank, len(cm.Fits), notes, want)
+			}
+		}
+	}
 }
