@@ -169,13 +169,10 @@ func fitPhase(phase string, steps []*Step) CostModel {
 		cm.Notes = []string{fmt.Sprintf("not fitted: %s, a fit needs at least %d distinct workload points", pluralWord(len(steps), "step", "steps"), MinCostPoints)}
 		return cm
 	}
-	names, used, notes := chooseRegressors(steps)
+	names, used, notes, whyNot := chooseRegressors(steps)
 	cm.Notes = notes
 	if len(names) == 0 {
-		// the reason not to fit first, then what led to it
-		slices.SortStableFunc(cm.Notes, func(a, b string) int {
-			return cmp.Compare(notFitted(b), notFitted(a))
-		})
+		cm.Notes = append([]string{whyNot}, notes...) // the reason first, then what led to it
 		return cm
 	}
 	cm.Used = len(used)
@@ -208,20 +205,13 @@ func hostBoundNote(fits []CostFit) string {
 		span.R2, busy.Verdict, 100*busy.MeanUS/span.MeanUS)
 }
 
-// notFitted says whether note is the reason a model has no fit.
-func notFitted(note string) int {
-	if strings.HasPrefix(note, "not fitted") {
-		return 1
-	}
-	return 0
-}
-
 // chooseRegressors picks the regressors of a phase's steps and the steps
 // that have them: the step's size as tokens where the trace says them for
 // as many steps as it says requests, else as requests; the context where
 // those steps say it; a regressor that does not vary, or that moves with
-// the size, is left out. notes says what was left out and why.
-func chooseRegressors(steps []*Step) (names []string, used []*Step, notes []string) {
+// the size, is left out. notes says what was left out and why; whyNot
+// why nothing is fitted, when names is empty.
+func chooseRegressors(steps []*Step) (names []string, used []*Step, notes []string, whyNot string) {
 	count := func(name string, among []*Step) int {
 		n := 0
 		for _, s := range among {
@@ -236,23 +226,27 @@ func chooseRegressors(steps []*Step) (names []string, used []*Step, notes []stri
 		size = RegBatch
 	}
 	if count(size, steps) == 0 {
-		return nil, nil, []string{"not fitted: the trace says neither the tokens nor the requests of these steps (vLLM's execute_context_N(T)_generation_M(G), SGLang's step[MODE bs=N], or record_shapes)"}
+		return nil, nil, nil, "not fitted: the trace says neither the tokens nor the requests of these steps (vLLM's execute_context_N(T)_generation_M(G), SGLang's step[MODE bs=N], or record_shapes)"
 	}
 	used = keepWith(steps, size)
 	if len(used) < len(steps) {
 		notes = append(notes, fmt.Sprintf("%d of %d steps say their %s; only those are fitted", len(used), len(steps), size))
 	}
 	names = []string{size}
-	if c := count(RegContext, used); c == 0 {
+	switch c := count(RegContext, used); {
+	case c == 0:
 		notes = append(notes, "no context: the trace does not say the steps' KV length (vLLM's detailed_trace_annotation, SGLang's g_sk, or record_shapes of the attention op)")
-	} else {
+	case 2*c < len(used):
+		notes = append(notes, fmt.Sprintf("context left out: only %d of %d steps say it", c, len(used)))
+	default:
 		if c < len(used) {
 			notes = append(notes, fmt.Sprintf("%d of %d steps say their context; only those are fitted", c, len(used)))
 			used = keepWith(used, RegContext)
 		}
 		names = append(names, RegContext)
 	}
-	return dropFlat(names, used, notes)
+	names, notes, whyNot = dropFlat(names, used, notes)
+	return names, used, notes, whyNot
 }
 
 // keepWith returns the steps whose regressor name is known (positive).
@@ -268,8 +262,9 @@ func keepWith(steps []*Step, name string) []*Step {
 
 // dropFlat leaves out the regressors that take one value over the steps,
 // and the context when it moves with the size (|r| > collinearR): the fit
-// could not tell them apart.
-func dropFlat(names []string, steps []*Step, notes []string) ([]string, []*Step, []string) {
+// could not tell them apart. It returns the regressors kept, the notes
+// with its own, and why nothing is fitted when none is kept.
+func dropFlat(names []string, steps []*Step, notes []string) ([]string, []string, string) {
 	var kept []string
 	for _, n := range names {
 		vals := make([]float64, len(steps))
@@ -293,10 +288,9 @@ func dropFlat(names []string, steps []*Step, notes []string) ([]string, []*Step,
 		}
 	}
 	if len(kept) == 0 {
-		notes = append(notes, "not fitted: no workload figure varies over these steps")
-		return nil, nil, notes
+		return nil, notes, "not fitted: no workload figure varies over these steps"
 	}
-	return kept, steps, notes
+	return kept, notes, ""
 }
 
 // correlation is Pearson's r of a and b (0 when either is constant).
