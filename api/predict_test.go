@@ -11,6 +11,7 @@ import (
 	"kinetoscope/analyze"
 	"kinetoscope/api"
 	"kinetoscope/driver"
+	"kinetoscope/ingest"
 	"kinetoscope/internal/testkit"
 )
 
@@ -29,7 +30,7 @@ func TestReportPredict(t *testing.T) {
 	var c created
 	testkit.Must(t, json.Unmarshal(resp, &c))
 	waitRun(t, s.URL, c.ID)
-	ref, err := driver.AnalyzePaths(files, driver.Options{})
+	ref, err := driver.Analyze(ingest.FromPaths(files), driver.Options{})
 	testkit.Must(t, err)
 	w := analyze.Workload{Batch: 8}
 	want := analyze.WithPrediction(ref.Report, w).Ranks[0].CostModel[0].Prediction
