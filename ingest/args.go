@@ -8,6 +8,7 @@ type argVals struct {
 	grid, block                  [3]int32
 	name                         []byte // args.name of metadata events
 	inputDims                    []byte // args "Input Dims" (record_shapes), raw
+	inputTypes, concrete         []byte // args "Input type" and "Concrete Inputs", raw
 	coll                         rawColl
 }
 
@@ -121,6 +122,8 @@ const (
 	argPG
 	argRanks
 	argInputDims
+	argInputTypes
+	argConcrete
 )
 
 // argKeyOf returns the argKey of a raw args key.
@@ -160,6 +163,10 @@ func argKeyOf(key []byte) argKey {
 		return argRanks
 	case "Input Dims":
 		return argInputDims
+	case "Input type":
+		return argInputTypes
+	case "Concrete Inputs":
+		return argConcrete
 	}
 	return argOther
 }
@@ -263,6 +270,10 @@ func (s *scanner) argField(key argKey, i int, a *argVals) (int, error) {
 		c.ranks = raw
 	case argInputDims:
 		a.inputDims = raw
+	case argInputTypes:
+		a.inputTypes = raw
+	case argConcrete:
+		a.concrete = raw
 	}
 	return next, nil
 }
