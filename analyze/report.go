@@ -94,14 +94,18 @@ type Step struct {
 	// Context is the KV length summed over the step's requests (each
 	// request's computed plus scheduled tokens), from the annotation's
 	// fields where it has them (vLLM's detailed_trace_annotation sk, SGLang's
-	// c_sk/g_sk); 0 when the trace does not say. Context / Batch is the mean.
-	Context  int     `json:"context,omitempty"`
-	StartUS  float64 `json:"start_us"`  // CPU start of the step, trace time base
-	KernelUS float64 `json:"kernel_us"` // sum of kernel durations
-	BusyUS   float64 `json:"busy_us"`   // union of kernel intervals
-	SpanUS   float64 `json:"span_us"`   // first kernel start to last kernel end
-	IdleUS   float64 `json:"idle_us"`   // span minus busy
-	Kernels  int     `json:"kernels"`   // GPU events in the step
+	// c_sk/g_sk), else from the step's first attention op with shapes
+	// (record_shapes: batch times key length); 0 when the trace does not
+	// say. Context / Batch is the mean. ContextSource says where it came
+	// from: ContextAnnotation or ContextRecordShapes.
+	Context       int     `json:"context,omitempty"`
+	ContextSource string  `json:"context_source,omitempty"`
+	StartUS       float64 `json:"start_us"`  // CPU start of the step, trace time base
+	KernelUS      float64 `json:"kernel_us"` // sum of kernel durations
+	BusyUS        float64 `json:"busy_us"`   // union of kernel intervals
+	SpanUS        float64 `json:"span_us"`   // first kernel start to last kernel end
+	IdleUS        float64 `json:"idle_us"`   // span minus busy
+	Kernels       int     `json:"kernels"`   // GPU events in the step
 	// GraphLaunches counts CUDA/HIP graph launches issued in the step.
 	GraphLaunches int                     `json:"graph_launches"`
 	Buckets       map[BucketID]BucketStat `json:"buckets"`
