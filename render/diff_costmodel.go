@@ -30,7 +30,7 @@ func DiffCostModelView(d *diff.Diff) *CostModelView {
 	v.Header = []string{"time"}
 	for _, n := range cd.Regressors {
 		unit, _ := regressorUnit(n)
-		v.Header = append(v.Header, "base "+unit, "head "+unit, "delta %", "z")
+		v.Header = append(v.Header, "base "+unit, "head "+unit, "delta", "z")
 	}
 	v.Header = append(v.Header, "base verdict", "head verdict", "changed")
 	for _, f := range cd.Fits {
@@ -38,7 +38,7 @@ func DiffCostModelView(d *diff.Diff) *CostModelView {
 		var changed []string
 		for _, s := range f.Slopes {
 			_, k := regressorUnit(s.Name)
-			row = append(row, sig3(s.BaseUSPer*k, 3), sig3(s.HeadUSPer*k, 3), diffPct(s.DeltaUSPer, s.BaseUSPer), fmt.Sprintf("%.1f", s.Z))
+			row = append(row, sig3(s.BaseUSPer*k, 3), sig3(s.HeadUSPer*k, 3), Signed(s.DeltaUSPer, sig3(s.DeltaUSPer*k, 3)), fmt.Sprintf("%.1f", s.Z))
 			if s.Changed {
 				changed = append(changed, s.Name)
 			}

@@ -71,6 +71,14 @@ func TestCompareCostModels(t *testing.T) {
 			}
 		}
 	}
+	// The bf16 sweep fits against the context too, the Marlin sweep (one
+	// context) against the tokens only: the tokens' slopes are compared,
+	// the context named as the base's only.
+	d, err := diff.Compare(analysePath(t, testkit.Real(t, "batch_sweep")), analysePath(t, testkit.Real(t, "marlin_sweep")), diff.Options{})
+	testkit.Must(t, err)
+	if cd := d.CostModel; cd == nil || !slices.Equal(cd.Regressors, []string{analyze.RegTokens}) || !slices.Equal(cd.Unshared, []string{"context (base only)"}) {
+		t.Errorf("batch_sweep vs marlin_sweep: %+v, want tokens compared, context (base only)", cd)
+	}
 	if d, err := diff.Compare(unfitted, unfitted, diff.Options{}); err != nil || d.CostModel != nil {
 		t.Errorf("two runs without a fit: %+v, %v; want no cost model diff", d.CostModel, err)
 	}
