@@ -146,8 +146,8 @@ func predictionLines(cm *analyze.CostModel) []string {
 	for i, r := range cm.Regressors {
 		at = append(at, fmt.Sprintf("%s %g", r.Name, p.X[i]))
 	}
-	s := fmt.Sprintf("Estimate at %s (%s; a straight line through the measured steps along its significant slopes, a flat time held at its mean; not a measurement): %s step span %s ms, GPU busy %s ms.",
-		p.Workload, strings.Join(at, ", "), cm.Phase, msFine(p.SpanUS), msFine(p.BusyUS))
+	s := fmt.Sprintf("Estimate at %s (%s; a straight line through the measured steps along its significant slopes, a flat time held at its mean; not a measurement): %s step span %s ms (± %s, the fit's residual spread), GPU busy %s ms (± %s).",
+		p.Workload, strings.Join(at, ", "), cm.Phase, msFine(p.SpanUS), msFine(cm.Fits[0].ResidualUS), msFine(p.BusyUS), msFine(cm.Fits[1].ResidualUS))
 	if len(p.Notes) > 0 {
 		s += " " + capitalize(strings.Join(p.Notes, "; ")) + "."
 	}
