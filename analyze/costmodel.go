@@ -272,7 +272,7 @@ func dropFlat(names []string, steps []*Step, notes []string) ([]string, []string
 			vals[i] = regressorValue(s, n)
 		}
 		if lo, hi := slices.Min(vals), slices.Max(vals); lo == hi {
-			notes = append(notes, fmt.Sprintf("%s left out: %g in every step", n, lo))
+			notes = append(notes, fmt.Sprintf("%s left out: %.0f in every step", n, lo))
 			continue
 		}
 		kept = append(kept, n)

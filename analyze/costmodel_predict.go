@@ -113,7 +113,7 @@ func (cm *CostModel) predict(w Workload) *CostPrediction {
 			p.Notes = append(p.Notes, note)
 		}
 		if v < reg.Min || v > reg.Max {
-			p.Extrapolated = append(p.Extrapolated, fmt.Sprintf("%s %g is outside the observed %g..%g", reg.Name, v, reg.Min, reg.Max))
+			p.Extrapolated = append(p.Extrapolated, fmt.Sprintf("%s %.0f is outside the observed %.0f..%.0f", reg.Name, v, reg.Min, reg.Max))
 		}
 		p.X = append(p.X, v)
 	}

@@ -82,7 +82,7 @@ func costModelView(buckets []analyze.Bucket, cm *analyze.CostModel) CostModelVie
 	}
 	var ranges []string
 	for _, r := range cm.Regressors {
-		ranges = append(ranges, fmt.Sprintf("%s %g..%g (%d values, mean %.4g)", r.Name, r.Min, r.Max, r.Distinct, r.Mean))
+		ranges = append(ranges, fmt.Sprintf("%s %.0f..%.0f (%d values, mean %.0f)", r.Name, r.Min, r.Max, r.Distinct, r.Mean))
 	}
 	line := fmt.Sprintf("Fitted on %d of %d %s steps, %d distinct workload points: %s.", cm.Used, cm.Steps, cm.Phase, cm.Points, strings.Join(ranges, ", "))
 	if len(cm.Notes) > 0 {
@@ -95,7 +95,7 @@ func costModelView(buckets []analyze.Bucket, cm *analyze.CostModel) CostModelVie
 	v.Header = []string{"time", "mean ms", "a ms"}
 	for _, r := range cm.Regressors {
 		unit, _ := regressorUnit(r.Name)
-		v.Header = append(v.Header, fmt.Sprintf("%s %s (± se)", r.Name, unit), fmt.Sprintf("change over %g..%g us", r.Min, r.Max))
+		v.Header = append(v.Header, fmt.Sprintf("%s %s (± se)", r.Name, unit), fmt.Sprintf("change over %.0f..%.0f us", r.Min, r.Max))
 	}
 	v.Header = append(v.Header, "R²", "resid us")
 	if cm.Prediction != nil {
@@ -144,7 +144,7 @@ func predictionLines(cm *analyze.CostModel) []string {
 	}
 	var at []string
 	for i, r := range cm.Regressors {
-		at = append(at, fmt.Sprintf("%s %g", r.Name, p.X[i]))
+		at = append(at, fmt.Sprintf("%s %.0f", r.Name, p.X[i]))
 	}
 	s := fmt.Sprintf("Estimate at %s (%s; a straight line through the measured steps along its significant slopes, a flat time held at its mean; not a measurement): %s step span %s ms (± %s, the fit's residual spread), GPU busy %s ms (± %s).",
 		p.Workload, strings.Join(at, ", "), cm.Phase, msFine(p.SpanUS), msFine(cm.Fits[0].ResidualUS), msFine(p.BusyUS), msFine(cm.Fits[1].ResidualUS))
