@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -447,5 +448,56 @@ func TestCostModelSynth(t *testing.T) {
 				t.Errorf("rank %d: decode model %d fits, notes %q; want none, saying %q and no context", rk.Rank, len(cm.Fits), notes, want)
 			}
 		}
+	}
+}
+
+// TestCostModelPublic: the public vLLM and SGLang traces have one step a
+// phase: no fit, and the notes say so; the context of a vLLM step with
+// detailed_trace_annotation fields is the sum of their sk, as read here
+// from the raw trace's annotation names.
+func TestCostModelPublic(t *testing.T) {
+	reSK := regexp.MustCompile(`sk(\d+)sqsq`)
+	files, _ := filepath.Glob(filepath.Join(testkit.PublicDir(t), "tracelens-*.json.gz"))
+	if len(files) < 4 {
+		t.Fatalf("%d tracelens traces", len(files))
+	}
+	compared := 0
+	for _, f := range files {
+		var doc struct {
+			TraceEvents []struct {
+				Name string `json:"name"`
+				Cat  string `json:"cat"`
+			} `json:"traceEvents"`
+		}
+		testkit.Must(t, json.Unmarshal(testkit.Gunzip(t, f), &doc))
+		want := map[string]int{}
+		for _, e := range doc.TraceEvents {
+			if e.Cat == "user_annotation" && strings.HasPrefix(e.Name, "execute_") {
+				for _, m := range reSK.FindAllStringSubmatch(e.Name, -1) {
+					n, _ := strconv.Atoi(m[1])
+					want[e.Name] += n
+				}
+			}
+		}
+		_, r := analyzePath(t, f)
+		for _, rk := range r.Ranks {
+			for _, s := range rk.Steps {
+				w, ok := want[s.Name]
+				if ok {
+					compared++
+				}
+				if ok && (s.Context != w || s.ContextSource != ContextAnnotation) {
+					t.Errorf("%s: step %q context %d (%s), the sk fields sum to %d", filepath.Base(f), s.Name, s.Context, s.ContextSource, w)
+				}
+			}
+			for _, cm := range rk.CostModel {
+				if len(cm.Fits) > 0 || cm.Steps >= MinCostPoints || !strings.HasPrefix(strings.Join(cm.Notes, ""), "not fitted") {
+					t.Errorf("%s: %s model of %d steps: %d fits, notes %q", filepath.Base(f), cm.Phase, cm.Steps, len(cm.Fits), cm.Notes)
+				}
+			}
+		}
+	}
+	if compared < 4 {
+		t.Errorf("%d steps with sk fields compared, want the 4 of the public vLLM and SGLang traces", compared)
 	}
 }
