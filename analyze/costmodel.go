@@ -19,7 +19,7 @@ import (
 // which with its context, and can predict a step of another size
 // (WithPrediction). Every figure is microseconds per step.
 type CostModel struct {
-	Phase string `json:"phase"` // decode or prefill
+	Phase string `json:"phase"` // decode, prefill or mixed
 	// Steps is the number of the phase's steps; Used those fitted (the
 	// ones whose trace says every regressor).
 	Steps int `json:"steps"`
@@ -128,8 +128,10 @@ const (
 	RegContext = "context"
 )
 
-// costPhases are the phases a cost model is fitted for.
-var costPhases = []string{PhaseDecode, PhasePrefill}
+// costPhases are the phases a cost model is fitted for, each on its own:
+// a mixed step (vLLM's chunked prefill beside decodes) is fitted with the
+// other mixed steps only.
+var costPhases = []string{PhaseDecode, PhasePrefill, PhaseMixed}
 
 // costModels fits the cost model of each phase that has steps.
 func costModels(steps []Step) []CostModel {

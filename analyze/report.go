@@ -60,7 +60,7 @@ type Rank struct {
 	Layers []LayerFold `json:"layers,omitempty"`
 	// CostModel fits each phase's per-step times (span and buckets)
 	// against the steps' tokens (or requests) and context (decode,
-	// prefill, those with steps).
+	// prefill, mixed: those with steps, each phase on its own).
 	CostModel []CostModel `json:"cost_model,omitempty"`
 	// TopKernels lists per bucket the kernels with the most time (decode
 	// steps when there are any, else all steps).
