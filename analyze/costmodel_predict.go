@@ -26,9 +26,8 @@ type CostPrediction struct {
 	// Regressors order.
 	X []float64 `json:"x"`
 	// SpanUS is the predicted step span, BusyUS its GPU busy time; Buckets
-	// each bucket's kernel time
-	// (they overlap and leave idle time out: they need not add up to the
-	// span), in the fits' order.
+	// each bucket's kernel time (they overlap and leave idle time out: they
+	// need not add up to the span), in the fits' order.
 	SpanUS  float64           `json:"span_us"`
 	BusyUS  float64           `json:"busy_us"`
 	Buckets []PredictedBucket `json:"buckets"`
@@ -118,7 +117,7 @@ func (cm *CostModel) predict(w Workload) *CostPrediction {
 		p.X = append(p.X, v)
 	}
 	if w.Context > 0 && !slices.ContainsFunc(cm.Regressors, func(r Regressor) bool { return r.Name == RegContext }) {
-		p.Notes = append(p.Notes, "the context named is not in the fit (the steps' context is not known or does not vary): ignored")
+		p.Notes = append(p.Notes, "the context named is not in the fit (the steps' context is unknown, constant or moves with their size): ignored")
 	}
 	for _, f := range cm.Fits {
 		v := f.at(cm.Regressors, p.X)
