@@ -64,6 +64,7 @@ func compare(base, head *analyze.Report, opt Options) (*Diff, error) {
 	d.Roofline = compareRoofline(base, head, d.Phase)
 	d.SpeedOfLight = compareSpeedOfLight(base, head)
 	d.Layers = compareLayers(t, b.ranks, h.ranks, d.Phase)
+	d.CostModel = compareCostModels(b.ranks, h.ranks, d.Phase)
 	d.LaunchDelay = compareLaunchDelay(b.ranks, h.ranks)
 	d.Metadata = metadata(b, h)
 	return d, nil
