@@ -212,7 +212,10 @@ func (s *Shapes) add(op ShapedOp, dims, types, concrete []byte) {
 	if s.Types == nil {
 		s.Types = NewStrings()
 	}
-	n := max(countItems(dims), countItems(types), countItems(concrete))
+	n := countItems(dims) // the types and concrete values list as many inputs
+	if n == 0 {
+		n = max(countItems(types), countItems(concrete))
+	}
 	op.Inputs = s.inputs.alloc(n)
 	s.Inputs += int64(n)
 	s.readDims(op.Inputs, dims)
