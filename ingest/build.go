@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"kinetoscope/ingest/jsonscan"
 )
 
 // builder turns raw events into a Trace.
@@ -80,8 +82,8 @@ func (p *builder) add(s *scanner, ev *rawEvent) error {
 	if string(ev.ph) != "X" {
 		return nil
 	}
-	start, ok1 := parseMicrosNS(ev.ts)
-	dur, ok2 := parseMicrosNS(ev.dur)
+	start, ok1 := jsonscan.ParseMicrosNS(ev.ts)
+	dur, ok2 := jsonscan.ParseMicrosNS(ev.dur)
 	if !ok1 || !ok2 || start > math.MaxInt64-max(dur, 0) {
 		p.badTimes++
 		return nil
@@ -147,7 +149,7 @@ func (p *builder) keep(c category, ev *rawEvent, start, dur int64) error {
 	case catGPUAnnotation:
 		stream := a.stream
 		if !a.hasStream {
-			stream, _ = parseInt(ev.tid)
+			stream, _ = jsonscan.ParseInt(ev.tid)
 		}
 		p.t.Annotations.Append(Annotation{Start: start, Dur: dur, Name: p.name(ev),
 			Thread: int32(stream), GPU: true})
@@ -176,11 +178,11 @@ func (p *builder) gpuEvent(c category, ev *rawEvent, start, dur int64) {
 		g.Kind = KindMemset
 	}
 	if !a.hasDev {
-		d, _ := parseInt(ev.pid)
+		d, _ := jsonscan.ParseInt(ev.pid)
 		g.Device = int16(d)
 	}
 	if !a.hasStream {
-		st, _ := parseInt(ev.tid)
+		st, _ := jsonscan.ParseInt(ev.tid)
 		g.Stream = int32(st)
 	}
 	if a.coll.present {
@@ -342,7 +344,7 @@ func (p *builder) finish() {
 	}
 	c.UnreadableTimes, c.NegativeDurs = p.badTimes, p.negDurs
 	p.setRank()
-	if w := p.long.warning(maxValueBytes); w != "" {
+	if w := p.long.warning(jsonscan.MaxValueBytes); w != "" {
 		p.warn("%s", w)
 	}
 	if p.badTimes > 0 {
