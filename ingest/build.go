@@ -43,20 +43,8 @@ func newBuilder(path string) *builder {
 
 // add counts the event in ev and keeps what the model needs.
 func (p *builder) add(s *scanner, ev *rawEvent) error {
-	p.t.Counts.Events++
 	c := ev.class
-	if c == catOther {
-		if n, ok := p.other[string(ev.cat)]; ok { // no allocation for a lookup
-			*n++
-		} else {
-			p.newCategory(ev.cat)
-		}
-	} else {
-		p.cats[c]++
-	}
-	if c == catPython {
-		p.t.Counts.PythonFunctions++
-	}
+	p.countEvents(c, ev.cat, 1)
 	if ev.dropped {
 		return nil
 	}
@@ -106,18 +94,33 @@ const maxCategories = 1024
 // maxCategories are counted under.
 const otherCategories = "(other categories)"
 
-// newCategory counts the first event of a category not counted yet.
-func (p *builder) newCategory(cat []byte) {
+// countEvents counts n events of class c; cat is their category, for catOther.
+func (p *builder) countEvents(c category, cat []byte, n int64) {
+	p.t.Counts.Events += n
+	if c != catOther {
+		p.cats[c] += n
+	} else if k, ok := p.other[string(cat)]; ok { // no allocation for a lookup
+		*k += n
+	} else {
+		p.newCategory(cat, n)
+	}
+	if c == catPython {
+		p.t.Counts.PythonFunctions += n
+	}
+}
+
+// newCategory counts the first n events of a category not counted yet.
+func (p *builder) newCategory(cat []byte, n int64) {
 	key := string(cat)
 	if len(p.other) >= maxCategories {
 		key = otherCategories
-		if n, ok := p.other[key]; ok {
-			*n++
+		if k, ok := p.other[key]; ok {
+			*k += n
 			return
 		}
 		p.warn("more than %d distinct categories: the events of the others are counted under %q", maxCategories, key)
 	}
-	p.other[key] = new(int64(1))
+	p.other[key] = new(n)
 }
 
 // keep stores an X event of a kept category.

@@ -135,7 +135,12 @@ func (p *builder) events(s *scanner) error {
 		return err
 	}
 	for {
-		next, done, err := p.eventStep(s, s.Pos)
+		if s.pool != nil { // in chunks, as far as they go; then one event here
+			if done, err := p.parallelEvents(s); err != nil || done {
+				return err
+			}
+		}
+		next, done, err := s.eventStep(s.Pos, &p.ev)
 		if err == jsonscan.ErrShort {
 			err = s.More(s.Pos)
 			if err == jsonscan.ErrTooLong {
@@ -168,9 +173,10 @@ func (p *builder) events(s *scanner) error {
 	}
 }
 
-// eventStep parses one event and the ',' or ']' after it.
-func (p *builder) eventStep(s *scanner, i int) (int, bool, error) {
-	i, err := s.event(s.ElementStart(i), &p.ev)
+// eventStep parses one event at i (after whitespace) into ev, and the ','
+// or ']' after it; done is true after the ']'.
+func (s *scanner) eventStep(i int, ev *rawEvent) (next int, done bool, err error) {
+	i, err = s.event(s.ElementStart(i), ev)
 	if err != nil {
 		return 0, false, err
 	}

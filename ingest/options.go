@@ -24,9 +24,17 @@ type Options struct {
 	// gzipWorkers (the parallel reader for a large file on more than two
 	// cores).
 	GzipWorkers int
+	// ParseWorkers, when > 0, is the number of goroutines that parse the
+	// events of a trace in chunks: 1 is the sequential parse. Zero leaves
+	// it to parseWorkers (chunks for a large file on more than two cores).
+	// The report is the same either way.
+	ParseWorkers int
 	// filesAtOnce is the number of files read at the same time (set by
 	// readFiles), among which the cores are shared.
 	filesAtOnce int
+	// pool, when set, is the workers that parse the chunks of the files
+	// parseWorkers says to parse in chunks, shared by the reads of a set.
+	pool *parsePool
 }
 
 // Progress reports how far a read has come.

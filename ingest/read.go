@@ -28,7 +28,12 @@ const blockSize = jsonscan.BlockSize
 
 // scanner is the JSON scanner the event decoders of this package read
 // with: their methods on it sit beside the scanner's own.
-type scanner struct{ jsonscan.Scanner }
+type scanner struct {
+	jsonscan.Scanner
+	// pool, when set, parses the traceEvents array in chunks (see
+	// parallelEvents).
+	pool *parsePool
+}
 
 // ReadFile reads one trace file, gzip-compressed or not (told by its magic
 // bytes, not its name).
@@ -96,7 +101,15 @@ func readTrace(r io.Reader, path string, size int64, opt Options, bs int) (*Trac
 		defer zr.Close()
 		src = zr
 	}
-	t, err := parse(src, path, size, cr, opt, bs, firstBlock(size, gz))
+	var pool *parsePool
+	switch n := parseWorkers(size, gz, opt, opt.filesAtOnce); {
+	case n > 1 && opt.pool != nil:
+		pool = opt.pool
+	case n > 1:
+		pool = newParsePool(n)
+		defer pool.close()
+	}
+	t, err := parse(src, path, size, cr, opt, bs, firstBlock(size, gz), pool)
 	var se *SyntaxError
 	switch {
 	case err != nil && gz:
@@ -133,12 +146,16 @@ func gzipError(err error, n int64) error {
 }
 
 // parse reads the JSON text of a trace from r on two goroutines: one reads
-// (and so decompresses) blocks, this one parses them.
-// first is the size of the first block.
-func parse(r io.Reader, path string, size int64, cr *countingReader, opt Options, bs, first int) (*Trace, error) {
-	s := &scanner{}
+// (and so decompresses) blocks, this one parses them, or hands them to
+// pool's workers when pool is not nil. first is the size of the first
+// block.
+func parse(r io.Reader, path string, size int64, cr *countingReader, opt Options, bs, first int, pool *parsePool) (*Trace, error) {
+	s := &scanner{pool: pool}
 	p := newBuilder(path)
 	o := jsonscan.Options{Context: opt.Context, Limit: opt.MaxUncompressedBytes, BlockSize: bs, FirstBlock: first}
+	if pool != nil {
+		o.Blocks = pool.blocksFor()
+	}
 	if opt.Budget != nil {
 		o.Check = opt.Budget.meter(p.t)
 	}

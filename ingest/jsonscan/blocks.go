@@ -42,6 +42,7 @@ type blockReader struct {
 	done         chan struct{}
 	size, prefix int
 	first        int   // size of the first block
+	most         int   // the most blocks made
 	allocated    int   // blocks made so far, by the reading goroutine
 	err          error // set before full is closed
 	total        int64 // bytes delivered; read only after full is closed
@@ -51,11 +52,14 @@ type blockReader struct {
 // of room before each; the first block has first bytes (at most size), so
 // that a small file costs a small block. limit, when positive, bounds the
 // bytes read; a done ctx (nil for none) stops the reading with its error.
-// The consumer calls close when it is done.
-func newBlockReader(ctx context.Context, r io.Reader, limit int64, size, prefix, first int) *blockReader {
+// At most most blocks are made (at least BlocksInFlight+2). The consumer
+// calls close when it is done.
+func newBlockReader(ctx context.Context, r io.Reader, limit int64, size, prefix, first, most int) *blockReader {
+	most = max(most, BlocksInFlight+2)
 	br := &blockReader{
 		full:   make(chan *block, BlocksInFlight),
-		free:   make(chan *block, BlocksInFlight+2),
+		free:   make(chan *block, most),
+		most:   most,
 		done:   make(chan struct{}),
 		size:   size,
 		prefix: prefix,
@@ -113,7 +117,7 @@ func (br *blockReader) get() *block {
 		prefix := min(br.prefix, max(br.first/16, 16))
 		return &block{mem: make([]byte, prefix+br.first), prefix: prefix}
 	}
-	if br.allocated < BlocksInFlight+2 {
+	if br.allocated < br.most {
 		br.allocated++
 		return &block{mem: make([]byte, br.prefix+br.size), prefix: br.prefix}
 	}

@@ -80,6 +80,9 @@ type Options struct {
 	// when 0); FirstBlock, when positive and smaller, the size of the
 	// first block, so that a small input costs a small block.
 	BlockSize, FirstBlock int
+	// Blocks is the most blocks made (BlocksInFlight+2 when fewer): a
+	// caller that holds blocks (Hold) needs one for each it holds besides.
+	Blocks int
 	// OnBlock, when set, is called after each new block.
 	OnBlock func()
 	// Check, when set, is called after each new block; its error stops
@@ -100,7 +103,7 @@ func (s *Scanner) Init(r io.Reader, o Options) *Scanner {
 		first = bs
 	}
 	*s = Scanner{
-		src:      newBlockReader(o.Context, r, o.Limit, bs, max(bs/16, 16), first),
+		src:      newBlockReader(o.Context, r, o.Limit, bs, max(bs/16, 16), first, o.Blocks),
 		maxValue: MaxValueBytes,
 		onBlock:  o.OnBlock,
 		check:    o.Check,
@@ -130,6 +133,33 @@ func (s *Scanner) Total() int64 {
 		return s.base + int64(len(s.Buf))
 	}
 	return s.src.total
+}
+
+// Hold makes the memory Buf lies in the caller's until it calls the
+// function returned: More does not reuse it, so that a slice of Buf may be
+// read on another goroutine. Each held block is one fewer for the reader
+// (see Options.Blocks). The function may be called from any goroutine.
+func (s *Scanner) Hold() (release func()) {
+	b, src := s.cur, s.src
+	s.cur = nil // More copies the tail out, and does not release it
+	if b == nil {
+		return func() {} // a private copy: the collector's
+	}
+	return func() { src.release(b) }
+}
+
+// Unread puts b back in front of Buf[Pos:], as the text that came right
+// before it: Buf becomes a private copy of b followed by Buf[Pos:], Pos 0.
+// With an empty b it only makes Buf private, so that the memory it was in
+// can be released.
+func (s *Scanner) Unread(b []byte) {
+	nb := make([]byte, 0, len(b)+len(s.Buf)-s.Pos)
+	nb = append(append(nb, b...), s.Buf[s.Pos:]...)
+	s.base += int64(s.Pos) - int64(len(b))
+	if s.src != nil {
+		s.src.release(s.cur)
+	}
+	s.cur, s.Buf, s.Pos = nil, nb, 0
 }
 
 // Offset returns the input offset of Buf[i].

@@ -1,0 +1,187 @@
+package ingest
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"kinetoscope/sampletraces"
+)
+
+// sampleTraces returns every real sample's and public trace's path.
+func sampleTraces(t *testing.T) []string {
+	t.Helper()
+	paths := publicTraces(t)
+	for _, v := range sampletraces.RealVariants() {
+		dir, err := sampletraces.RealDir(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := filepath.Glob(filepath.Join(dir, "*.json.gz"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no traces in %s: %v", dir, err)
+		}
+		paths = append(paths, files...)
+	}
+	return paths
+}
+
+// readWith reads text (named name) in blocks of bs bytes, its events
+// parsed in chunks by pool's workers when pool is not nil, sequentially
+// otherwise.
+func readWith(text []byte, name string, bs int, pool *parsePool) (*Trace, error) {
+	opt := Options{ParseWorkers: 1}
+	if pool != nil {
+		opt.ParseWorkers, opt.pool = pool.workers, pool
+	}
+	return readTrace(bytes.NewReader(text), name, 0, opt, bs)
+}
+
+// traceDiff names the first field of two traces that differs, or "".
+func traceDiff(a, b *Trace) string {
+	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
+	for i := range va.NumField() {
+		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			return va.Type().Field(i).Name
+		}
+	}
+	return ""
+}
+
+// oneLineLayout writes doc as compact JSON on a single line.
+func oneLineLayout(doc []byte) []byte {
+	return relayout(doc, func(int, byte) string { return "" })
+}
+
+// TestParallelParseSameTrace reads every real sample and public trace, in
+// Kineto's layout (one member a line), as compact JSON with one event a
+// line and as compact JSON on one line, with its events parsed in chunks
+// of random sizes on several workers, and checks that the whole Trace is
+// the sequential parse's, field for field, and that most of the text was
+// indeed parsed in chunks.
+func TestParallelParseSameTrace(t *testing.T) {
+	seed := uint64(len(t.Name()))
+	r := rand.New(rand.NewPCG(seed, 28))
+	for _, p := range sampleTraces(t) {
+		kineto := gunzipFile(t, p)
+		name := filepath.Base(strings.TrimSuffix(p, ".gz"))
+		layouts := []struct {
+			name string
+			text []byte
+		}{{"Kineto", kineto}, {"compact, one event a line", compactLayout(kineto)}, {"compact, one line", oneLineLayout(kineto)}}
+		for _, l := range layouts {
+			want, err := readWith(l.text, name, blockSize, nil)
+			if err != nil {
+				t.Fatalf("%s, %s layout: %v", p, l.name, err)
+			}
+			for range 2 {
+				bs, workers := 1024+r.IntN(128<<10), 2+r.IntN(3)
+				pool := newParsePool(workers)
+				got, err := readWith(l.text, name, bs, pool)
+				pool.close()
+				what := fmt.Sprintf("%s, %s layout, %d-byte chunks, %d workers", filepath.Base(p), l.name, bs, workers)
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if d := traceDiff(got, want); d != "" {
+					t.Errorf("%s: %s differs from the sequential parse's", what, d)
+				}
+				if share := float64(pool.builtBytes.Load()) / float64(len(l.text)); len(l.text) > 8*bs && share < 0.5 {
+					t.Errorf("%s: only %.0f%% of the text was parsed in chunks", what, 100*share)
+				}
+			}
+		}
+	}
+}
+
+// TestParallelParseFalseBoundaries reads events whose text holds what
+// looks like a boundary between events ("}, {" in strings and between
+// objects nested in args), with a long top-level value after the events
+// that holds more of them, in tiny chunks: the chunks cut there stop
+// early, the text from there is read sequentially, and the Trace is the
+// sequential parse's. Events of more categories than the builder counts
+// by name check that the chunks' counts come in the order of the text.
+func TestParallelParseFalseBoundaries(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"schemaVersion": 1, "traceEvents": [`)
+	for i := range 400 {
+		if i > 0 {
+			b.WriteString(",\n  ")
+		}
+		switch i % 4 {
+		case 0:
+			fmt.Fprintf(&b, `{"ph": "X", "cat": "kernel", "name": "k<%d>}, {x", "pid": 0, "tid": 7, "ts": %d.5, "dur": 2, "args": {"correlation": %d, "stream": 7}}`, i, i, i)
+		case 1:
+			fmt.Fprintf(&b, `{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": %d, "dur": 1, "args": {"correlation": %d, "x": [{"a": 1}, {"b": "}, {"}, {"c": [{}, {}]}]}}`, i, i-1)
+		case 2:
+			fmt.Fprintf(&b, `{"name": "thread_name", "ph": "M", "pid": 1, "tid": %d, "args": {"name": "t}, {%d"}}`, i, i)
+		case 3:
+			fmt.Fprintf(&b, `{"ph":"X","cat":"user_annotation","name":"execute_model},{","pid":1,"tid":1,"ts":%d,"dur":3,"args":{"a":[{"b":{}},{"c":1}]}}`, i)
+		}
+	}
+	for i := range 1300 { // categories of no known kind: more than the builder counts by name
+		fmt.Fprintf(&b, ",\n  {\"ph\": \"X\", \"cat\": \"c%d\", \"name\": \"x\", \"pid\": 0, \"tid\": 0, \"ts\": 1, \"dur\": 1}", i%1200)
+	}
+	b.WriteString("],\n  \"deviceProperties\": [")
+	for i := range 200 {
+		if i > 0 {
+			b.WriteString("}, ")
+		}
+		fmt.Fprintf(&b, `{"id": %d, "name": "GPU}, {"`, i)
+	}
+	b.WriteString("}],\n  \"traceName\": \"x\"\n}")
+	text := []byte(b.String())
+	want, err := readWith(text, "false.json", blockSize, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.GPU.Len() != 100 || want.Launches.Len() != 100 || len(want.Meta.Devices) != 200 || len(want.Counts.ByCategory) < maxCategories {
+		t.Fatalf("the sequential parse kept %d kernels, %d launches, %d devices, %d categories",
+			want.GPU.Len(), want.Launches.Len(), len(want.Meta.Devices), len(want.Counts.ByCategory))
+	}
+	for _, bs := range []int{97, 256, 1000, 4096, 9000} {
+		pool := newParsePool(3)
+		got, err := readWith(text, "false.json", bs, pool)
+		pool.close()
+		if err != nil {
+			t.Fatalf("%d-byte chunks: %v", bs, err)
+		}
+		if d := traceDiff(got, want); d != "" {
+			t.Errorf("%d-byte chunks: %s differs from the sequential parse's", bs, d)
+		}
+		if pool.stopped.Load() == 0 || pool.built.Load() < 2 {
+			t.Errorf("%d-byte chunks: %d chunks built, %d stopped early: the test does not test the resync", bs, pool.built.Load(), pool.stopped.Load())
+		}
+	}
+}
+
+// TestParallelParseErrors checks that a trace cut short or broken at a
+// random place gives the sequential parse's error (byte offset and all)
+// when parsed in chunks.
+func TestParallelParseErrors(t *testing.T) {
+	text := gunzipFile(t, realTraces(t, "eager")[0])
+	r := rand.New(rand.NewPCG(2, 28))
+	for range 12 {
+		at := len(text)/8 + r.IntN(len(text)*7/8)
+		cases := map[string][]byte{
+			"cut":     text[:at],
+			"garbage": append(append(append([]byte{}, text[:at]...), `"]]}x`...), text[at:]...),
+		}
+		for what, bad := range cases {
+			_, want := readWith(bad, "bad.json", blockSize, nil)
+			if want == nil {
+				continue // garbage in a string
+			}
+			pool := newParsePool(2)
+			_, got := readWith(bad, "bad.json", 8192, pool)
+			pool.close()
+			if got == nil || got.Error() != want.Error() {
+				t.Errorf("%s at %d: parsed in chunks %v; sequentially %v", what, at, got, want)
+			}
+		}
+	}
+}
