@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -118,6 +119,24 @@ func BenchmarkParse(b *testing.B) {
 			b.ReportAllocs()
 			loop(b, func() {
 				if _, err := Read(bytes.NewReader(text), "bench.json", Options{}); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkParseChunks is BenchmarkParse with the events parsed in
+// chunks on every core but one (at least two): compare the two.
+func BenchmarkParseChunks(b *testing.B) {
+	workers := max(runtime.GOMAXPROCS(0)-1, 2)
+	for name, data := range benchTraces(b) {
+		text := gunzip(b, data) // once: b.Run calls f again for each b.N
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			loop(b, func() {
+				if _, err := Read(bytes.NewReader(text), "bench.json", Options{ParseWorkers: workers}); err != nil {
 					b.Fatal(err)
 				}
 			})

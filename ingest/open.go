@@ -195,6 +195,9 @@ const maxFilesAtOnce = 8
 func (c *collector) readFiles(found []dirEntry, workers int) {
 	opt := c.opt
 	opt.filesAtOnce = min(workers, countRead(found))
+	pool, stop := sharedPool(opt)
+	defer stop()
+	opt.pool = pool
 	if workers > 1 && opt.Progress != nil {
 		var mu sync.Mutex
 		progress := opt.Progress

@@ -61,14 +61,22 @@ func (p *parsePool) close() {
 	p.wg.Wait()
 }
 
-// pending is the most chunks a read has handed out and not yet built, per
-// worker: enough to keep the workers busy while the reading goroutine
-// builds, few enough to bound the memory (each holds a block).
+// pendingPerWorker is the most chunks the reads of a pool have handed out
+// and not yet built, per worker: enough to keep the workers busy while
+// the reading goroutines build, few enough to bound the memory (each
+// holds a block).
 const pendingPerWorker = 2
 
-// blocksFor returns the blocks a scanner needs to hand chunks to pool.
-func (p *parsePool) blocksFor() int {
-	return pendingPerWorker*p.workers + jsonscan.BlocksInFlight + 3
+// pendingFor returns the most chunks one of files reads sharing the pool
+// hands out at once (at least two).
+func (p *parsePool) pendingFor(files int) int {
+	return max(pendingPerWorker*p.workers/max(files, 1), 2)
+}
+
+// blocksFor returns the blocks a scanner needs to hand out pending chunks
+// (each holds one) while it reads on.
+func blocksFor(pending int) int {
+	return pending + jsonscan.BlocksInFlight + 3
 }
 
 // chunk is a part of the traceEvents array, starting at an event (or the
@@ -184,8 +192,10 @@ func (p *builder) build(pool *parsePool, c *chunk) (stop bool, err error) {
 // in order, and the built ones kept for reuse.
 type chunks struct {
 	pool    *parsePool
+	most    int // the most pending
 	pending []*chunk
 	free    []*chunk
+	kept    int // the most events a chunk kept: a new chunk's room
 }
 
 // give hands the text buf, at input offset base, to a worker.
@@ -196,7 +206,7 @@ func (cs *chunks) give(buf []byte, base int64, release func()) {
 		c.kept = c.kept[:0]
 		c.dropped.reset()
 	} else {
-		c = &chunk{}
+		c = &chunk{kept: make([]rawEvent, 0, cs.kept)}
 	}
 	c.buf, c.base, c.release, c.done = buf, base, release, make(chan struct{})
 	c.end, c.closed, c.err = 0, false, nil
@@ -211,7 +221,7 @@ func (cs *chunks) next(wait bool) *chunk {
 		return nil
 	}
 	c := cs.pending[0]
-	if !wait && len(cs.pending) < pendingPerWorker*cs.pool.workers {
+	if !wait && len(cs.pending) < cs.most {
 		select {
 		case <-c.done:
 		default:
@@ -227,6 +237,7 @@ func (cs *chunks) next(wait bool) *chunk {
 func (cs *chunks) recycle(c *chunk) {
 	c.release()
 	c.buf, c.release = nil, nil
+	cs.kept = max(cs.kept, len(c.kept))
 	clear(c.kept) // drop the slices into the released memory
 	cs.free = append(cs.free, c)
 }
@@ -261,7 +272,7 @@ func (cs *chunks) drain() {
 // s.Pos is at the start of an event (or of what the sequential parse is
 // to read next), with the scanner's window holding the text from there.
 func (p *builder) parallelEvents(s *scanner) (done bool, err error) {
-	cs := &chunks{pool: s.pool}
+	cs := &chunks{pool: s.pool, most: s.pending}
 	defer cs.drain()
 	for {
 		cut := lastBoundary(s.Buf, s.Pos)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -183,5 +184,43 @@ func TestParallelParseErrors(t *testing.T) {
 				t.Errorf("%s at %d: parsed in chunks %v; sequentially %v", what, at, got, want)
 			}
 		}
+	}
+}
+
+// TestParallelParseSharedPool reads a directory of ranks four files at a
+// time, their events parsed in chunks by one pool the files share, and
+// checks that each trace is the one read alone and in order, and that
+// the pool parsed chunks of them.
+func TestParallelParseSharedPool(t *testing.T) {
+	dir := t.TempDir()
+	paths := append(realTraces(t, "eager"), realTraces(t, "nccl_simple")...)
+	paths = append(paths, publicTrace(t, "hta-diff-control-a100.json.gz"))
+	var found []dirEntry
+	for _, p := range paths {
+		text := gunzipFile(t, p)
+		dst := filepath.Join(dir, strings.TrimSuffix(filepath.Base(p), ".gz"))
+		if err := os.WriteFile(dst, text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		found = append(found, dirEntry{path: dst, read: true})
+	}
+	pool := newParsePool(3)
+	defer pool.close()
+	c := &collector{set: &Set{Path: dir}, many: true, opt: Options{ParseWorkers: 3, pool: pool}}
+	c.readFiles(found, 4)
+	for _, e := range found {
+		if e.err != nil {
+			t.Fatalf("%s: %v", e.path, e.err)
+		}
+		want, err := ReadFile(e.path, Options{ParseWorkers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := traceDiff(e.trace, want); d != "" {
+			t.Errorf("%s: %s differs from the sequential parse's", e.path, d)
+		}
+	}
+	if pool.built.Load() < int64(len(found)) {
+		t.Errorf("the shared pool built %d chunks of %d files", pool.built.Load(), len(found))
 	}
 }

@@ -31,8 +31,9 @@ const blockSize = jsonscan.BlockSize
 type scanner struct {
 	jsonscan.Scanner
 	// pool, when set, parses the traceEvents array in chunks (see
-	// parallelEvents).
-	pool *parsePool
+	// parallelEvents), at most pending at a time.
+	pool    *parsePool
+	pending int
 }
 
 // ReadFile reads one trace file, gzip-compressed or not (told by its magic
@@ -154,7 +155,8 @@ func parse(r io.Reader, path string, size int64, cr *countingReader, opt Options
 	p := newBuilder(path)
 	o := jsonscan.Options{Context: opt.Context, Limit: opt.MaxUncompressedBytes, BlockSize: bs, FirstBlock: first}
 	if pool != nil {
-		o.Blocks = pool.blocksFor()
+		s.pending = pool.pendingFor(opt.filesAtOnce)
+		o.Blocks = blocksFor(s.pending)
 	}
 	if opt.Budget != nil {
 		o.Check = opt.Budget.meter(p.t)
