@@ -267,7 +267,11 @@ func (p *rankPass) foldPhase(phase string, seqs []*stepSequence) (LayerFold, boo
 		return LayerFold{}, false
 	}
 	block := refNames[f.start : f.start+f.period]
-	split := layerSplit(block)
+	attention := make([]bool, f.period)
+	for i, ev := range ref.events[f.start : f.start+f.period] {
+		attention[i] = p.tab.ids[p.bucketOf[ev]] == Attention
+	}
+	split := layerSplit(block, attention)
 	an := p.layerAnchor(ref.events[f.start:f.start+f.period], block, split)
 	lf := LayerFold{Phase: phase, KernelsPerLayer: f.period, LayersPerRepeat: len(split)}
 	acc := newLayerAcc(p, f.period, split, len(seqs)*f.layers)
@@ -302,8 +306,12 @@ func (p *rankPass) foldPhase(phase string, seqs []*stepSequence) (LayerFold, boo
 // layerSplit returns where the layers start in the repeated sequence
 // block: [0] when it holds one layer; when most of its kernels run k > 1
 // times in it (two kinds of layer alternating), the positions of the
-// earliest kernel that runs k times.
-func layerSplit(block []ingest.StrID) []int {
+// earliest kernel that runs k times. attention says which of block's
+// kernels are attention: every layer of a decoder has one, so a split
+// with a part that holds none (the attention and MLP halves of one layer,
+// whose norm and residual kernels repeat) is no split into layers. A block
+// with no attention kernel at all is split on the counts alone.
+func layerSplit(block []ingest.StrID, attention []bool) []int {
 	n := map[ingest.StrID]int{}
 	for _, id := range block {
 		n[id]++
@@ -323,10 +331,38 @@ func layerSplit(block []ingest.StrID) []int {
 	}
 	for _, id := range block {
 		if n[id] == k {
-			return positions(block, id)
+			at := positions(block, id)
+			if !eachHoldsAttention(at, attention) {
+				return []int{0}
+			}
+			return at
 		}
 	}
 	return []int{0}
+}
+
+// eachHoldsAttention says whether each part of a block cut at the
+// positions at (the first part from 0, and the block's end wrapping round
+// to the part before at[0]) holds an attention kernel; true when the block
+// holds none.
+func eachHoldsAttention(at []int, attention []bool) bool {
+	if !slices.Contains(attention, true) {
+		return true
+	}
+	for i, start := range at {
+		end := len(attention)
+		if i+1 < len(at) {
+			end = at[i+1]
+		}
+		part := slices.Contains(attention[start:end], true)
+		if i == len(at)-1 && at[0] > 0 {
+			part = part || slices.Contains(attention[:at[0]], true)
+		}
+		if !part {
+			return false
+		}
+	}
+	return true
 }
 
 // positions returns the indexes of id in seq.

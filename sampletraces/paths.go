@@ -32,6 +32,16 @@ func RealAccount() []string {
 	return []string{"pair_eager", "pair_host_delay", "host_sync_item"}
 }
 
+// RealSweeps returns the directories of sampletraces/real made for the
+// roofline and the per-step cost model (TP1 on one H200, eager,
+// record_shapes on, vLLM execute_* marks): one decoder at batch sizes 1-64
+// and contexts 512-4096 (bf16, cuBLAS), and at batch 1-64 with its MLP in
+// Marlin INT4 (fp16); each with microbench.json, the same shapes timed
+// alone with CUDA events.
+func RealSweeps() []string {
+	return []string{"batch_sweep", "marlin_sweep"}
+}
+
 // RepoRoot walks up from the working directory to the directory holding
 // go.mod (the repository root).
 func RepoRoot() (string, error) {
