@@ -94,19 +94,27 @@ const maxCategories = 1024
 // maxCategories are counted under.
 const otherCategories = "(other categories)"
 
-// countEvents counts n events of class c; cat is their category, for catOther.
+// countEvents counts n events of class c; cat is their category, for
+// catOther. It is inlined into add, once an event.
 func (p *builder) countEvents(c category, cat []byte, n int64) {
 	p.t.Counts.Events += n
-	if c != catOther {
-		p.cats[c] += n
-	} else if k, ok := p.other[string(cat)]; ok { // no allocation for a lookup
+	if c == catOther {
+		p.countOther(cat, n)
+		return
+	}
+	p.cats[c] += n
+}
+
+// countOther counts n events of the category cat, of no known class. It
+// is kept out of line so that countEvents is inlined into add.
+//
+//go:noinline
+func (p *builder) countOther(cat []byte, n int64) {
+	if k, ok := p.other[string(cat)]; ok { // no allocation for a lookup
 		*k += n
-	} else {
-		p.newCategory(cat, n)
+		return
 	}
-	if c == catPython {
-		p.t.Counts.PythonFunctions += n
-	}
+	p.newCategory(cat, n)
 }
 
 // newCategory counts the first n events of a category not counted yet.
@@ -346,6 +354,7 @@ func (p *builder) finish() {
 		}
 	}
 	c.UnreadableTimes, c.NegativeDurs = p.badTimes, p.negDurs
+	c.PythonFunctions = p.cats[catPython]
 	p.setRank()
 	if w := p.long.warning(jsonscan.MaxValueBytes); w != "" {
 		p.warn("%s", w)
