@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"kinetoscope/internal/testkit"
 	"kinetoscope/sampletraces"
 )
 
@@ -219,5 +221,38 @@ func TestParallelParseSharedPool(t *testing.T) {
 	}
 	if pool.built.Load() < int64(len(found)) {
 		t.Errorf("the shared pool built %d chunks of %d files", pool.built.Load(), len(found))
+	}
+}
+
+// TestParallelParseBudgetAndProgress checks that a budget stops a read
+// whose events are parsed in chunks with a *BudgetError, as it stops the
+// parse in order, and that the progress of such a read ends at the
+// trace's own counts.
+func TestParallelParseBudgetAndProgress(t *testing.T) {
+	text := testkit.DistinctKernels(60000)
+	full, err := readWith(text, "probe.json", blockSize, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	need := Estimate(full.KeptEvents(), int64(full.Strings.Len()), 1)
+	for _, limit := range []int64{need / 2, need} {
+		pool := newParsePool(3)
+		b := &Budget{Limit: limit}
+		var last Progress
+		opt := Options{Budget: b, ParseWorkers: 3, pool: pool, Progress: func(p Progress) { last = p }}
+		tr, err := readTrace(bytes.NewReader(text), "probe.json", int64(len(text)), opt, 64<<10)
+		pool.close()
+		var be *BudgetError
+		switch {
+		case limit < need && !errors.As(err, &be):
+			t.Errorf("budget %d of %d: %v, want a *BudgetError", limit, need, err)
+		case limit >= need && err != nil:
+			t.Errorf("budget %d of %d: %v", limit, need, err)
+		case limit >= need && (!last.Done || last.Events != full.Counts.Events || traceDiff(tr, full) != ""):
+			t.Errorf("budget %d of %d: last progress %+v, %s differs; want %d events", limit, need, last, traceDiff(tr, full), full.Counts.Events)
+		}
+		if pool.built.Load() == 0 {
+			t.Errorf("budget %d: no chunk built", limit)
+		}
 	}
 }
