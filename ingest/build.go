@@ -70,8 +70,7 @@ func (p *builder) add(s *scanner, ev *rawEvent) error {
 	if string(ev.ph) != "X" {
 		return nil
 	}
-	start, ok1 := jsonscan.ParseMicrosNS(ev.ts)
-	dur, ok2 := jsonscan.ParseMicrosNS(ev.dur)
+	start, dur, ok1, ok2 := ev.times()
 	if !ok1 || !ok2 || start > math.MaxInt64-max(dur, 0) {
 		p.badTimes++
 		return nil

@@ -1,5 +1,7 @@
 package ingest
 
+import "kinetoscope/ingest/jsonscan"
+
 // rawEvent is one trace event as found in the input: slices into the
 // scanner's buffer, valid until the next block is fetched. Strings are raw
 // (escapes not decoded), numbers are their text.
@@ -10,6 +12,29 @@ type rawEvent struct {
 	argsParsed                       bool     // args were parsed into a during the scan
 	a                                argVals
 	args, argsEnd                    int // position of the args object in buf; args is -1 if none
+	// timed is set when ts and dur were parsed ahead (parseTimes, by the
+	// worker of a chunk) into start and durNS, and whether they parsed.
+	timed          bool
+	start, durNS   int64
+	startOK, durOK bool
+}
+
+// parseTimes parses ts and dur ahead, for times.
+func (ev *rawEvent) parseTimes() {
+	ev.start, ev.startOK = jsonscan.ParseMicrosNS(ev.ts)
+	ev.durNS, ev.durOK = jsonscan.ParseMicrosNS(ev.dur)
+	ev.timed = true
+}
+
+// times returns ts and dur in nanoseconds and whether each parsed: as
+// parsed ahead where they were, else parsed now.
+func (ev *rawEvent) times() (start, dur int64, startOK, durOK bool) {
+	if ev.timed {
+		return ev.start, ev.durNS, ev.startOK, ev.durOK
+	}
+	start, startOK = jsonscan.ParseMicrosNS(ev.ts)
+	dur, durOK = jsonscan.ParseMicrosNS(ev.dur)
+	return start, dur, startOK, durOK
 }
 
 // droppable reports whether what is known of ev already says the reader
@@ -29,7 +54,7 @@ func (ev *rawEvent) droppable() bool {
 // event parses the event object at i into ev.
 func (s *scanner) event(i int, ev *rawEvent) (int, error) {
 	ev.ph, ev.cat, ev.name, ev.pid, ev.tid, ev.ts, ev.dur = nil, nil, nil, nil, nil, nil, nil
-	ev.class, ev.dropped, ev.argsParsed, ev.args, ev.argsEnd = catNone, false, false, -1, 0
+	ev.class, ev.dropped, ev.argsParsed, ev.args, ev.argsEnd, ev.timed = catNone, false, false, -1, 0, false
 	i, done, err := s.Open(i, "an event object")
 	if err == nil && !done {
 		i, done, err = s.kinetoPrefix(i, ev)

@@ -153,6 +153,7 @@ func (c *chunk) parse() {
 		if ev.dropped {
 			c.dropped.add(&ev)
 		} else {
+			ev.parseTimes() // here, not on the goroutine that builds
 			c.kept = append(c.kept, ev)
 		}
 		i = next
