@@ -246,7 +246,7 @@ func sort64(starts []int64, ts int64) int {
 // with GPU events.
 func accountTraces(t *testing.T) []string {
 	var paths []string
-	for _, v := range append(append(sampletraces.RealVariants(), sampletraces.RealStyles()...), sampletraces.RealAccount()...) {
+	for _, v := range sampletraces.RealAll() {
 		paths = append(paths, testkit.Real(t, v))
 	}
 	pub, err := filepath.Glob(filepath.Join(testkit.PublicDir(t), "*.json.gz"))

@@ -57,7 +57,7 @@ func caveatWith(r *Report, parts ...string) string {
 func allSamples(t *testing.T) []string {
 	t.Helper()
 	paths := make([]string, 0, 32)
-	for _, v := range append(sampletraces.RealVariants(), sampletraces.RealStyles()...) {
+	for _, v := range sampletraces.RealAll() {
 		paths = append(paths, testkit.Real(t, v))
 	}
 	pub, err := filepath.Glob(filepath.Join(testkit.PublicDir(t), "*.json.gz"))

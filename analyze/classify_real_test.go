@@ -25,7 +25,7 @@ func TestNoFalseGEMM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range append(sampletraces.RealVariants(), sampletraces.RealStyles()...) {
+	for _, v := range sampletraces.RealAll() {
 		paths = append(paths, testkit.Real(t, v))
 	}
 	for _, p := range paths {

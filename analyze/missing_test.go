@@ -59,7 +59,7 @@ func TestMissingRanks(t *testing.T) {
 					want = append(want, r)
 				}
 			}
-			set, err := ingest.OpenPaths(tc.files, ingest.Options{})
+			set, err := ingest.OpenInput(ingest.FromPaths(tc.files), ingest.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

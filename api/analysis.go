@@ -269,11 +269,11 @@ func (s *Server) runPipeline(ctx context.Context, run *store.Run, lp *liveProgre
 			err = fmt.Errorf("analysis crashed: %v", r)
 		}
 	}()
-	srcs := s.sources(ctx, run.Files, faults)
-	analyse := func() (*analyze.Report, error) { return s.analyzeSources(ctx, srcs, lp) }
+	in := s.input(ctx, run.Files, faults)
+	analyse := func() (*analyze.Report, error) { return s.analyzeInput(ctx, in, lp) }
 	if s.hook != nil {
-		names := make([]string, len(srcs))
-		for i, src := range srcs {
+		names := make([]string, len(in.Sources))
+		for i, src := range in.Sources {
 			names[i] = src.Name
 		}
 		rep, err = s.hook(ctx, run.ID, names, analyse)
@@ -287,11 +287,11 @@ func (s *Server) runPipeline(ctx context.Context, run *store.Run, lp *liveProgre
 	return rep, nil
 }
 
-// sources returns the files as the pipeline reads them: streamed from the
-// blob store, under their layoutNames (the rank file names of the report).
-// The store's failures to open or read them are noted in faults (nil:
-// not noted).
-func (s *Server) sources(ctx context.Context, files []store.File, faults *storeFaults) []ingest.Source {
+// input returns the files as the pipeline reads them: streamed from the
+// blob store, under their layoutNames (the rank file names of the report),
+// the input named by those names joined with spaces. The store's failures
+// to open or read them are noted in faults (nil: not noted).
+func (s *Server) input(ctx context.Context, files []store.File, faults *storeFaults) ingest.Input {
 	names := layoutNames(files)
 	srcs := make([]ingest.Source, len(files))
 	for i, f := range files {
@@ -306,7 +306,7 @@ func (s *Server) sources(ctx context.Context, files []store.File, faults *storeF
 			return faultyReader{b, faults}, nil
 		}}
 	}
-	return srcs
+	return ingest.Input{Name: strings.Join(names, " "), Sources: srcs}
 }
 
 // layoutNames returns the names a run's files go by in its analysis, the
@@ -337,10 +337,10 @@ func analysisName(f store.File) string {
 	return f.Name + ext
 }
 
-// analyzeSources runs the driver's pipeline on a run's files, with the
+// analyzeInput runs the driver's pipeline on a run's files, with the
 // server's read limits, publishing its progress to lp.
-func (s *Server) analyzeSources(ctx context.Context, srcs []ingest.Source, lp *liveProgress) (*analyze.Report, error) {
-	run, err := driver.AnalyzeSources(srcs, driver.Options{
+func (s *Server) analyzeInput(ctx context.Context, in ingest.Input, lp *liveProgress) (*analyze.Report, error) {
+	run, err := driver.Analyze(in, driver.Options{
 		Options: ingest.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes,
 			MaxRatio: s.cfg.MaxRatio, Progress: lp.update, Budget: s.budget()},
 		Analyzing: func() { lp.setStage("analyzing") }})

@@ -33,7 +33,7 @@ const (
 // server, as the reference for the server's answer.
 func directReport(t testing.TB, path string) *analyze.Report {
 	t.Helper()
-	run, err := driver.Analyze(path, driver.Options{Options: ingest.Options{MaxUncompressedBytes: 256 << 20}})
+	run, err := driver.Analyze(ingest.FromPath(path), driver.Options{Options: ingest.Options{MaxUncompressedBytes: 256 << 20}})
 	if err != nil {
 		t.Fatalf("direct analysis of %s: %v", path, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"kinetoscope/analyze"
 	"kinetoscope/api"
 	"kinetoscope/driver"
+	"kinetoscope/ingest"
 	"kinetoscope/internal/testkit"
 )
 
@@ -90,7 +91,7 @@ func TestRunLink(t *testing.T) {
 			}
 		}
 		got := report(tc.query)
-		ref, err := driver.AnalyzePaths(files, driver.Options{Analyze: analyze.Options{Link: tc.link}})
+		ref, err := driver.Analyze(ingest.FromPaths(files), driver.Options{Analyze: analyze.Options{Link: tc.link}})
 		testkit.Must(t, err)
 		want := ref.Report.Bandwidth
 		if got.Peak.Name != want.Peak.Name || got.Peak.GBPerS != want.Peak.GBPerS || got.PeakNote != want.PeakNote || !slices.Equal(got.Notes, want.Notes) {

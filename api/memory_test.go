@@ -83,7 +83,7 @@ func measurePipeline(b *testing.B, path string) (any, any, pipelineMemory) {
 	}
 	base := inUse()
 	stop := heapPeak()
-	set, err := driver.ReadSet(path, driver.Options{Options: ingest.Options{MaxUncompressedBytes: 1 << 40, MaxRatio: 200}})
+	set, err := driver.Read(ingest.FromPath(path), driver.Options{Options: ingest.Options{MaxUncompressedBytes: 1 << 40, MaxRatio: 200}})
 	testkit.Must(b, err)
 	afterRead := inUse()
 	rep, err := analyze.Analyze(set, analyze.Options{})

@@ -2,12 +2,12 @@ package api
 
 import (
 	"archive/tar"
-	"archive/zip"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"path"
@@ -15,8 +15,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/klauspost/compress/gzip"
 
 	"github.com/labstack/echo/v4"
 
@@ -338,59 +336,21 @@ func (s *Server) getTraceFile(c echo.Context, run *store.Run, name string) error
 	return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("run %s has no file %q", run.ID, name))
 }
 
-// archiveMember opens the member of a stored archive.
+// archiveMember opens the member of a stored archive (ingest.OpenMember).
 func (s *Server) archiveMember(ctx context.Context, f store.File, member string) (io.ReadCloser, error) {
-	notFound := echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("%s holds no member %q", f.Name, member))
-	if f.Format == ingest.FormatZip {
-		b, err := s.blobs.Open(ctx, f.SHA256)
-		if err != nil {
-			return nil, blobError(f, err)
-		}
-		zr, err := zip.NewReader(b, b.Size())
-		if err != nil {
-			b.Close()
-			return nil, fmt.Errorf("%s: %w", f.Name, err)
-		}
-		for _, m := range zr.File {
-			if m.Name == member {
-				rc, err := m.Open()
-				if err != nil {
-					b.Close()
-					return nil, fmt.Errorf("%s: %s: %w", f.Name, member, err)
-				}
-				return memberReader{rc, []io.Closer{rc, b}}, nil
-			}
-		}
-		b.Close()
-		return nil, notFound
-	}
-	rc, err := s.blobs.Open(ctx, f.SHA256)
+	b, err := s.blobs.Open(ctx, f.SHA256)
 	if err != nil {
 		return nil, blobError(f, err)
 	}
-	var r io.Reader = rc
-	if f.Format == ingest.FormatTarGz {
-		zr, err := gzip.NewReader(rc)
-		if err != nil {
-			rc.Close()
-			return nil, fmt.Errorf("%s: %w", f.Name, err)
+	rc, err := ingest.OpenMember(f.Format, b, b.Size(), member)
+	if err != nil {
+		b.Close()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("%s holds no member %q", f.Name, member))
 		}
-		r = zr
+		return nil, fmt.Errorf("%s: %w", f.Name, err)
 	}
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if err != nil {
-			rc.Close()
-			if err == io.EOF {
-				return nil, notFound
-			}
-			return nil, fmt.Errorf("%s: %w", f.Name, err)
-		}
-		if h.Name == member && h.Typeflag == tar.TypeReg {
-			return memberReader{tr, []io.Closer{rc}}, nil
-		}
-	}
+	return memberReader{rc, []io.Closer{rc, b}}, nil
 }
 
 // memberReader reads an archive member and closes what it was read

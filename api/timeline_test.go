@@ -82,7 +82,7 @@ func TestTimelineChart(t *testing.T) {
 // files.
 func directTimeline(t *testing.T, dir string, rep *analyze.Report, rank, step int) []byte {
 	t.Helper()
-	set, err := driver.ReadSet(dir, driver.Options{Options: ingest.Options{MaxUncompressedBytes: 256 << 20}})
+	set, err := driver.Read(ingest.FromPath(dir), driver.Options{Options: ingest.Options{MaxUncompressedBytes: 256 << 20}})
 	if err != nil {
 		t.Fatalf("direct timeline: %v", err)
 	}

@@ -156,6 +156,10 @@ func TestRankTraceDownload(t *testing.T) {
 			want[name] = b
 		}
 		checkRankTraces(t, s.URL, c.ID, want)
+		missing := c.Run.Files[0].Name + "!nope.json"
+		if code, _ := do(t, "GET", s.URL+"/api/v1/runs/"+c.ID+"/trace?file="+url.QueryEscape(missing), "", nil); code != http.StatusNotFound {
+			t.Errorf("%s: no such member: %d, want 404", missing, code)
+		}
 	}
 	checkRankTraces(t, s.URL, eager, want)
 	if code, _ := do(t, "GET", s.URL+"/api/v1/runs/"+eager+"/trace?file=nope.json.gz", "", nil); code != http.StatusNotFound {

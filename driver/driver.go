@@ -1,9 +1,11 @@
-// Package driver is Kinetoscope's one pipeline, from a trace path to every
-// output: it reads the traces (ingest), analyses them (analyze,
-// analyze/diff) and writes or draws the result (render), and it holds the
-// one table of outputs that the command line, the REST service and the web
-// page offer alike. cmd and api only translate flags and HTTP requests into
-// its calls.
+// Package driver is Kinetoscope's one pipeline, from a run's input (an
+// ingest.Input: trace files, a profile directory, archives, files held in
+// a blob store) to every output: it reads the traces (ingest; Read),
+// analyses them (analyze, analyze/diff; Analyze reads and analyses) and
+// writes or draws the result (render), and it holds the one table of
+// outputs that the command line, the REST service and the web page offer
+// alike. cmd and api only translate flags and HTTP requests into its
+// calls.
 package driver
 
 import (
@@ -35,7 +37,7 @@ type Options struct {
 // reading the files again. That costs the traces' memory (about 70 bytes a
 // kept event) for as long as the Run is held; the service, which keeps
 // only reports, drops the Set and reads the run's files again for a
-// timeline (see ReadSet).
+// timeline (see Read).
 type Run struct {
 	Report *analyze.Report
 	// Set is what was read; nil for a run known only by its report.
@@ -45,16 +47,13 @@ type Run struct {
 	Analyze analyze.Options
 }
 
-// ReadSet reads the trace file, profile directory or archive at path and
-// fails, naming path once, when it holds no trace with GPU events.
-func ReadSet(path string, opt Options) (*ingest.Set, error) {
-	return ReadPaths([]string{path}, opt)
-}
-
-// ReadPaths reads several paths as one run (ingest.OpenPaths), as ReadSet
-// reads one.
-func ReadPaths(paths []string, opt Options) (*ingest.Set, error) {
-	set, err := ingest.OpenPaths(paths, opt.Options)
+// Read reads the input (ingest.OpenInput: ingest.FromPath for a trace
+// file, profile directory or archive, ingest.FromPaths for rank files
+// given one by one, an ingest.Input of sources for files held anywhere)
+// and fails, naming the input once, when it holds no trace with GPU
+// events.
+func Read(in ingest.Input, opt Options) (*ingest.Set, error) {
+	set, err := ingest.OpenInput(in, opt.Options)
 	if err == nil {
 		err = opt.Budget.Err()
 	}
@@ -65,26 +64,7 @@ func ReadPaths(paths []string, opt Options) (*ingest.Set, error) {
 		return nil, err
 	}
 	if len(set.Traces) == 0 {
-		return nil, noTraces(set.Path, set, dirContents(set.Path))
-	}
-	return set, nil
-}
-
-// ReadSources reads files held anywhere, an object store say, as one run
-// (ingest.OpenSources), as ReadPaths reads local files.
-func ReadSources(srcs []ingest.Source, opt Options) (*ingest.Set, error) {
-	set, err := ingest.OpenSources(srcs, opt.Options)
-	if err == nil {
-		err = opt.Budget.Err()
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := duplicateRanks(set); err != nil {
-		return nil, err
-	}
-	if len(set.Traces) == 0 {
-		return nil, noTraces(set.Path, set, "")
+		return nil, noTraces(set.Path, set, dirContents(in.Dir()))
 	}
 	return set, nil
 }
@@ -104,25 +84,10 @@ func duplicateRanks(set *ingest.Set) error {
 	return errors.Join(errs...)
 }
 
-// Analyze is the pipeline: it reads path (ReadSet) and analyses what was
-// read. A cancelled Context stops it between the two as well.
-func Analyze(path string, opt Options) (*Run, error) {
-	return AnalyzePaths([]string{path}, opt)
-}
-
-// AnalyzePaths is Analyze over several paths read as one run: rank files
-// given one by one.
-func AnalyzePaths(paths []string, opt Options) (*Run, error) {
-	set, err := ReadPaths(paths, opt)
-	if err != nil {
-		return nil, err
-	}
-	return analyzeSet(set, opt)
-}
-
-// AnalyzeSources is Analyze over files held anywhere (ReadSources).
-func AnalyzeSources(srcs []ingest.Source, opt Options) (*Run, error) {
-	set, err := ReadSources(srcs, opt)
+// Analyze is the pipeline: it reads the input (Read) and analyses what
+// was read. A cancelled Context stops it between the two as well.
+func Analyze(in ingest.Input, opt Options) (*Run, error) {
+	set, err := Read(in, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -171,8 +136,12 @@ func noTraces(path string, set *ingest.Set, held string) error {
 }
 
 // dirContents says what a directory holds instead of traces, for the
-// error that finds none: " (it holds a.png, notes.txt)"; "" for a file.
+// error that finds none: " (it holds a.png, notes.txt)"; "" for no
+// directory.
 func dirContents(path string) string {
+	if path == "" {
+		return ""
+	}
 	entries, err := os.ReadDir(path)
 	if err != nil {
 		return ""

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"kinetoscope/ingest"
 	"kinetoscope/render"
 )
 
@@ -157,7 +158,7 @@ func FuzzAnalyze(f *testing.F) {
 		}
 		dir := t.TempDir()
 		writeFuzzRun(t, dir, data)
-		run, err := Analyze(dir, Options{})
+		run, err := Analyze(ingest.FromPath(dir), Options{})
 		if err != nil {
 			return
 		}

@@ -276,7 +276,7 @@ func (run *Run) timeline(req ChartRequest) ([]byte, error) {
 // them. It needs run.Set.
 func (run *Run) TimelineInput(rank, step int) (*render.TimelineInput, error) {
 	if run.Set == nil {
-		return nil, fmt.Errorf("timeline of %s: the traces were not kept (read them with ReadSet)", run.Report.Source)
+		return nil, fmt.Errorf("timeline of %s: the traces were not kept (read them with Read)", run.Report.Source)
 	}
 	rk, s, err := render.TimelineStep(run.Report, rank, step)
 	if err != nil {

@@ -10,6 +10,7 @@ type argVals struct {
 	grid, block                  [3]int32
 	name                         []byte // args.name of metadata events
 	inputDims                    []byte // args "Input Dims" (record_shapes), raw
+	inputTypes, concrete         []byte // args "Input type" and "Concrete Inputs", raw
 	coll                         rawColl
 }
 
@@ -123,6 +124,8 @@ const (
 	argPG
 	argRanks
 	argInputDims
+	argInputTypes
+	argConcrete
 )
 
 // argKeyOf returns the argKey of a raw args key.
@@ -162,6 +165,10 @@ func argKeyOf(key []byte) argKey {
 		return argRanks
 	case "Input Dims":
 		return argInputDims
+	case "Input type":
+		return argInputTypes
+	case "Concrete Inputs":
+		return argConcrete
 	}
 	return argOther
 }
@@ -265,6 +272,10 @@ func (s *scanner) argField(key argKey, i int, a *argVals) (int, error) {
 		c.ranks = raw
 	case argInputDims:
 		a.inputDims = raw
+	case argInputTypes:
+		a.inputTypes = raw
+	case argConcrete:
+		a.concrete = raw
 	}
 	return next, nil
 }

@@ -160,3 +160,25 @@ func BenchmarkCheckText(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOpenInput reads the rank files of a real run as a directory and
+// given one by one: both read their files several at a time, so that the
+// second costs what the first does.
+func BenchmarkOpenInput(b *testing.B) {
+	files := realTraces(b, "eager")
+	for _, bc := range []struct {
+		name string
+		in   func() Input
+	}{
+		{"directory", func() Input { return FromPath(filepath.Dir(files[0])) }},
+		{"files one by one", func() Input { return FromPaths(files) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := OpenInput(bc.in(), Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"unsafe"
 )
 
 // What one analysis costs at its peak, per count known while reading,
@@ -22,7 +23,8 @@ const (
 
 // Budget bounds the memory the analysis of one set of traces may take,
 // estimated from what the readers have kept so far (events, distinct
-// names, files: Estimate). The readers of a set share one Budget and
+// names, files: Estimate; an op with shapes counts as the events its
+// record, inputs and dims would fill, see budgetEvents). The readers of a set share one Budget and
 // check it after each block of input; once the estimate passes Limit,
 // every read of the set fails with the same *BudgetError, so a run is
 // refused before its memory is spent. A nil *Budget bounds nothing.
@@ -93,7 +95,7 @@ func (b *Budget) meter(t *Trace) func() error {
 	b.mu.Unlock()
 	var events, names int64
 	return func() error {
-		e, n := t.KeptEvents(), int64(0)
+		e, n := t.budgetEvents(), int64(0)
 		if t.Strings != nil {
 			n = int64(t.Strings.Len())
 		}
@@ -112,6 +114,15 @@ func (b *Budget) meter(t *Trace) func() error {
 		}
 		return nil
 	}
+}
+
+// budgetEvents returns the events the budget counts for t: the kept
+// events, and the ops with shapes at their size in events (an op, its
+// inputs and dims at BudgetBytesPerEvent bytes an event).
+func (t *Trace) budgetEvents() int64 {
+	s := &t.Shapes
+	return t.KeptEvents() + int64(s.Ops.Len()) +
+		(s.Inputs*int64(unsafe.Sizeof(OpInput{}))+s.Dims*8+BudgetBytesPerEvent-1)/BudgetBytesPerEvent
 }
 
 // formatBytes writes n in binary units (KiB to GiB).

@@ -164,6 +164,11 @@ func (p *builder) keep(c category, ev *rawEvent, start, dur int64) error {
 		p.t.Annotations.Append(Annotation{Start: start, Dur: dur, Name: p.name(ev),
 			Thread: int32(stream), GPU: true})
 	case catCPUOp:
+		if kind := shapedOpKind(ev.name); kind != 0 {
+			p.t.Shapes.add(ShapedOp{Start: start, Dur: dur, ExternalID: a.external, Name: p.name(ev),
+				Thread: p.thread(ev.pid, ev.tid), Kind: kind}, a.inputDims, a.inputTypes, a.concrete)
+			return nil
+		}
 		if string(ev.name) == embeddingOp {
 			p.t.Embeddings.Append(Embedding{Start: start, Dur: dur, Thread: p.thread(ev.pid, ev.tid),
 				Tokens: embeddingTokens(a.inputDims)})

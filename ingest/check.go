@@ -1,14 +1,11 @@
 package ingest
 
 import (
-	"archive/tar"
-	"archive/zip"
 	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path"
 	"strings"
 
@@ -221,66 +218,69 @@ func (l *inflateLimit) Read(p []byte) (int, error) {
 
 // checkTar checks a tar stream's member names and total size.
 func (l Limits) checkTar(name string, r io.Reader) error {
-	tr := tar.NewReader(r)
 	var total int64
-	for members := 0; ; members++ {
-		h, err := tr.Next()
-		if err == io.EOF {
-			if members == 0 {
-				return contentError("%s: empty tar archive", name)
-			}
-			return nil
-		}
-		if err != nil {
-			var ce *CheckError
-			if errors.As(err, &ce) {
-				return err
-			}
-			return contentError("%s: bad tar archive: %v", name, err)
-		}
-		if err := CheckMember(name, h.Name); err != nil {
+	members := 0
+	err := WalkArchive(FormatTar, r, 0, func(m Member) error {
+		members++
+		if err := CheckMember(name, m.Name); err != nil {
 			return err
 		}
-		if h.Typeflag == tar.TypeSymlink || h.Typeflag == tar.TypeLink {
-			return contentError("%s: archive member %q is a link: links are not accepted", name, h.Name)
+		if m.Kind == MemberLink {
+			return contentError("%s: archive member %q is a link: links are not accepted", name, m.Name)
 		}
-		if err := l.checkCount(name, members+1); err != nil {
+		if err := l.checkCount(name, members); err != nil {
 			return err
 		}
-		if err := l.checkMemberContent(name+"!"+h.Name, tr); err != nil {
+		if err := l.readMember(name+"!"+m.Name, m); err != nil {
 			return err
 		}
-		total += h.Size
+		total += int64(m.Size)
 		if total > l.MaxUncompressedBytes {
 			return tooLargeError("%s: archive members add up to more than %d bytes (the limit)", name, l.MaxUncompressedBytes)
 		}
+		return nil
+	})
+	if ae := (*ArchiveError)(nil); errors.As(err, &ae) {
+		if ce := (*CheckError)(nil); errors.As(ae.Err, &ce) {
+			return ce
+		}
+		return contentError("%s: bad tar archive: %v", name, ae.Err)
 	}
+	if err == nil && members == 0 {
+		return contentError("%s: empty tar archive", name)
+	}
+	return err
 }
 
 // CheckZip checks a stored zip archive's member names, declared sizes and
 // content; r reads the archive, of size bytes, at offsets.
 func (l Limits) CheckZip(name string, r io.ReaderAt, size int64) error {
-	zr, err := zip.NewReader(r, size)
-	if err != nil {
-		return contentError("%s: bad zip archive: %v", name, err)
-	}
-	if len(zr.File) == 0 {
-		return contentError("%s: empty zip archive", name)
-	}
+	var members []Member
 	var total uint64
-	for _, f := range zr.File {
-		if err := CheckMember(name, f.Name); err != nil {
+	err := WalkArchive(FormatZip, io.NewSectionReader(r, 0, size), size, func(m Member) error {
+		if err := CheckMember(name, m.Name); err != nil {
 			return err
 		}
-		if f.Mode()&fs.ModeSymlink != 0 {
-			return contentError("%s: archive member %q is a link: links are not accepted", name, f.Name)
+		if m.Kind == MemberLink {
+			return contentError("%s: archive member %q is a link: links are not accepted", name, m.Name)
 		}
-		total += f.UncompressedSize64
+		total += m.Size
 		if total > uint64(l.MaxUncompressedBytes) {
 			return tooLargeError("%s: archive members add up to more than %d bytes (the limit)", name, l.MaxUncompressedBytes)
 		}
+		members = append(members, m)
+		return nil
+	})
+	if ae := (*ArchiveError)(nil); errors.As(err, &ae) {
+		return contentError("%s: bad zip archive: %v", name, ae.Err)
 	}
-	return l.checkZipContent(name, zr.File)
+	if err != nil {
+		return err
+	}
+	if len(members) == 0 {
+		return contentError("%s: empty zip archive", name)
+	}
+	return l.checkZipContent(name, members)
 }
 
 // CheckMember rejects archive member names that are absolute or climb out

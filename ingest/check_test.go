@@ -49,6 +49,17 @@ func tarOfSizes(members map[string]int) []byte {
 	return buf.Bytes()
 }
 
+// tarWithLink is a tar of a trace and a link of type flag to it.
+func tarWithLink(flag byte) []byte {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Name: "rank0.json", Size: 2, Mode: 0o644, Typeflag: tar.TypeReg})
+	tw.Write([]byte("{}"))
+	tw.WriteHeader(&tar.Header{Name: "rank1.json", Linkname: "rank0.json", Mode: 0o777, Typeflag: flag})
+	tw.Close()
+	return buf.Bytes()
+}
+
 func TestCheck(t *testing.T) {
 	lim := Limits{MaxUncompressedBytes: 1 << 20, MaxRatio: 200}
 	big := append([]byte("{"), bytes.Repeat([]byte(" "), 2<<20)...)
@@ -72,6 +83,10 @@ func TestCheck(t *testing.T) {
 		{"tar with ..", tarOfSizes(map[string]int{"../a.json": 1}), FormatTar, false, true, "climbs out"},
 		{"html", []byte("<html>"), FormatJSON, false, true, "expected '{' at byte offset 0"},
 		{"truncated gzip", testkit.Gzip([]byte(`{"a":1}`))[:15], FormatGzip, false, true, "truncated gzip"},
+		{"cut tar", tarOfSizes(map[string]int{"r0.json": 10, "r1.json": 10})[:1100], FormatTar, false, true, "f: bad tar archive: unexpected EOF"},
+		{"tar.gz of a cut tar", testkit.Gzip(tarOfSizes(map[string]int{"r0.json": 10, "r1.json": 10})[:1100]), FormatTarGz, false, true, "f: bad tar archive: unexpected EOF"},
+		{"tar with a link", tarWithLink(tar.TypeSymlink), FormatTar, false, true, `f: archive member "rank1.json" is a link`},
+		{"tar with a hard link", tarWithLink(tar.TypeLink), FormatTar, false, true, `f: archive member "rank1.json" is a link`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -237,6 +252,31 @@ func TestOpenZipRatio(t *testing.T) {
 		stopped := len(set.Errors) == 1 && errors.Is(set.Errors[0], ErrTooLarge)
 		if stopped != tc.tooLate || !stopped && len(set.Errors) > 0 {
 			t.Errorf("ratio %d: errors %v, want stopped %v", tc.ratio, set.Errors, tc.tooLate)
+		}
+	}
+}
+
+// CheckZip names the archive and says what is wrong with one it cannot
+// read, or that holds nothing.
+func TestCheckZipUnreadable(t *testing.T) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	zw.Close()
+	empty := buf.Bytes()
+	one := zipBytes(t, map[string][]byte{"rank0.json": []byte(`{"traceEvents": []}`)})
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		msg  string
+	}{
+		{"empty", empty, "a.zip: empty zip archive"},
+		{"cut", one[:len(one)-10], "a.zip: bad zip archive: zip: not a valid zip file"},
+		{"whole", one, ""},
+	} {
+		err := Limits{MaxUncompressedBytes: 1 << 20, MaxRatio: 200}.CheckZip("a.zip", bytes.NewReader(tc.b), int64(len(tc.b)))
+		var ce *CheckError
+		if tc.msg == "" && err != nil || tc.msg != "" && (!errors.As(err, &ce) || ce.Msg != tc.msg) {
+			t.Errorf("%s: CheckZip = %v, want %q", tc.name, err, tc.msg)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"archive/zip"
 	"bufio"
 	"errors"
 	"fmt"
@@ -59,35 +58,35 @@ func (l Limits) inflateWithin(name string, r io.Reader) error {
 // limit, as for gzip), and, reading them, the bytes they actually hold
 // (archive/zip fails a member that holds more than it declares) and those
 // of a gzip-compressed trace inside.
-func (l Limits) checkZipContent(name string, files []*zip.File) error {
-	if err := l.checkCount(name, len(files)); err != nil {
+func (l Limits) checkZipContent(name string, members []Member) error {
+	if err := l.checkCount(name, len(members)); err != nil {
 		return err
 	}
 	var n, c uint64
-	for _, f := range files {
-		n, c = n+f.UncompressedSize64, c+f.CompressedSize64
+	for _, m := range members {
+		n, c = n+m.Size, c+m.Compressed
 	}
 	if n > ratioFloor && n > uint64(l.MaxRatio)*c {
 		return tooLargeError("%s: members declare %d bytes from %d compressed, more than %d times: refusing it as a zip bomb", name, n, c, l.MaxRatio)
 	}
-	for _, f := range files {
-		if f.FileInfo().IsDir() {
+	for _, m := range members {
+		if m.Kind == MemberDir {
 			continue
 		}
-		member := name + "!" + f.Name
-		if n, c := f.UncompressedSize64, f.CompressedSize64; n > ratioFloor && n > uint64(l.MaxRatio)*c {
+		member := name + "!" + m.Name
+		if n, c := m.Size, m.Compressed; n > ratioFloor && n > uint64(l.MaxRatio)*c {
 			return tooLargeError("%s: declares %d bytes from %d compressed, more than %d times: refusing it as a zip bomb", member, n, c, l.MaxRatio)
 		}
-		if err := l.readZipMember(member, f); err != nil {
+		if err := l.readMember(member, m); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// readZipMember reads one zip member whole (see checkMemberContent).
-func (l Limits) readZipMember(member string, f *zip.File) error {
-	rc, err := f.Open()
+// readMember reads one archive member whole (see checkMemberContent).
+func (l Limits) readMember(member string, m Member) error {
+	rc, err := m.Open()
 	if err != nil {
 		return contentError("%s: %v", member, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"kinetoscope/internal/testkit"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -112,6 +113,13 @@ func FuzzOpenArchive(f *testing.F) {
 		for _, tr := range set.Traces {
 			if tr.Counts.Events < 0 {
 				t.Fatalf("%s: %d events", tr.Path, tr.Counts.Events)
+			}
+			if member, ok := strings.CutPrefix(tr.Path, p+"!"); ok { // the member served is the one read
+				rc, err := OpenMember(format, bytes.NewReader(b), int64(len(b)), member)
+				if err != nil {
+					t.Fatalf("%s read, but OpenMember: %v", tr.Path, err)
+				}
+				rc.Close()
 			}
 		}
 	})

@@ -264,7 +264,8 @@ func TestReadFilesAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, e := range entries {
-			found = append(found, dirEntry{path: filepath.Join(dir, e.Name()), read: true})
+			p := filepath.Join(dir, e.Name())
+			found = append(found, dirEntry{path: p, read: true, open: localSource(p, 0).Open})
 		}
 		c := &collector{set: &Set{Path: dir}, many: true}
 		c.readFiles(found, workers)

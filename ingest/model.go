@@ -225,7 +225,11 @@ type Trace struct {
 	CommOps Chunks[CommOp]
 	// Embeddings are the aten::embedding CPU ops, with the tokens of their
 	// input when the trace recorded shapes.
-	Embeddings  Chunks[Embedding]
+	Embeddings Chunks[Embedding]
+	// Shapes are the CPU ops analysis computes work from (GEMMs,
+	// attention, MoE; see ShapedOp), with their inputs' shapes when the
+	// trace recorded them.
+	Shapes      Shapes
 	Collectives []CollectiveArgs
 
 	Counts   Counts

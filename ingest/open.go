@@ -1,15 +1,10 @@
 package ingest
 
 import (
-	"archive/tar"
-	"archive/zip"
 	"bufio"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -18,52 +13,16 @@ import (
 	"github.com/klauspost/compress/gzip"
 )
 
-// Open reads everything at path: a trace file, a directory of them (a vLLM
-// profile directory: every *.json and *.json.gz below it), or a tar, tar.gz
-// or zip archive of one. A file that cannot be read is recorded in
-// Set.Errors and the others are still read; Open itself fails only when
-// path cannot be opened or opt.Context is done.
+// Open reads everything at path (FromPath) into one set (OpenInput): a
+// trace file, a directory of them, or a tar, tar.gz or zip archive of one.
+// A file that cannot be read is recorded in Set.Errors and the others are
+// still read; Open itself fails only when path cannot be looked at or
+// opt.Context is done.
 func Open(path string, opt Options) (*Set, error) {
-	return OpenPaths([]string{path}, opt)
+	return OpenInput(FromPath(path), opt)
 }
 
-// OpenPaths reads every path as Open reads one, into one set: the rank
-// files of one run given one by one (Set.Path joins the paths with
-// spaces). Two files of one rank are an error naming both, as in a
-// directory.
-func OpenPaths(paths []string, opt Options) (*Set, error) {
-	if len(paths) == 0 {
-		return nil, errors.New("open: no path")
-	}
-	c := &collector{set: &Set{Path: strings.Join(paths, " ")}, opt: opt, many: len(paths) > 1}
-	for _, path := range paths {
-		if err := c.root(path); err != nil {
-			return nil, err
-		}
-		if ctx := opt.Context; ctx != nil && ctx.Err() != nil {
-			return nil, fmt.Errorf("reading %s: %w", path, ctx.Err())
-		}
-	}
-	c.finish()
-	return c.set, nil
-}
-
-// root reads one path given to OpenPaths: a directory or a file.
-func (c *collector) root(path string) error {
-	st, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	switch {
-	case st.IsDir():
-		return c.dir(path)
-	case st.Mode().IsRegular():
-		return c.file(path, st.Size())
-	}
-	return fmt.Errorf("%s: not a regular file or directory (%s)", path, st.Mode().Type())
-}
-
-// collector gathers the traces of one Open.
+// collector gathers the traces of one OpenInput.
 type collector struct {
 	set *Set
 	opt Options
@@ -87,35 +46,6 @@ func isCapture(p string) bool {
 		}
 	}
 	return false
-}
-
-// dir reads every trace file below root, several at a time (see
-// readFiles); what it finds is filed in the order of the walk, as if read
-// one after another.
-func (c *collector) dir(root string) error {
-	c.many = true
-	var found []dirEntry
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			found = append(found, dirEntry{path: p, err: err})
-			return nil
-		}
-		if d.IsDir() || !isTraceName(d.Name()) {
-			return nil
-		}
-		info, err := os.Stat(p) // through a symbolic link
-		switch {
-		case err != nil:
-			found = append(found, dirEntry{path: p, err: err})
-		case !info.Mode().IsRegular(): // a FIFO would block the walk
-			found = append(found, dirEntry{path: p, aside: "not a regular file (" + info.Mode().Type().String() + ")"})
-		default:
-			found = append(found, dirEntry{path: p, size: info.Size(), read: true})
-		}
-		return nil
-	})
-	c.readAll(found)
-	return err
 }
 
 // readAll reads the trace files of found several at a time (see
@@ -143,7 +73,7 @@ func (c *collector) readAll(found []dirEntry) {
 type dirEntry struct {
 	path string
 	size int64
-	// open opens the file; nil opens path on the local disk.
+	// open opens the file.
 	open    func() (SourceReader, error)
 	read    bool
 	archive bool
@@ -154,10 +84,10 @@ type dirEntry struct {
 
 // openEntry opens the file of e.
 func (e *dirEntry) openEntry() (SourceReader, error) {
-	if e.open != nil {
-		return e.open()
+	if e.open == nil {
+		return nil, errors.New("no way to open it was given")
 	}
-	return os.Open(e.path)
+	return e.open()
 }
 
 // readEntry reads the trace file of e.
@@ -187,7 +117,7 @@ func (c *collector) readArchive(e dirEntry) {
 // profile at once, on a machine of 8 or more cores.
 const maxFilesAtOnce = 8
 
-// readFiles reads the trace files of found, workers at a time (dir asks
+// readFiles reads the trace files of found, workers at a time (readAll asks
 // for as many as there are processors, at most maxFilesAtOnce): one file's
 // decompression and parse keep less than two cores busy, and the next
 // file's decompression fills the gaps. Progress calls are made one at a
@@ -234,17 +164,6 @@ func countRead(found []dirEntry) int {
 		}
 	}
 	return n
-}
-
-// file reads one local file: an archive or a trace.
-func (c *collector) file(p string, size int64) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	c.source(p, f, size)
-	return nil
 }
 
 // source reads one file, wherever it is: an archive's trace members, or
@@ -297,26 +216,18 @@ func (c *collector) tar(p string, r io.Reader) {
 	if skip.left > 0 {
 		r = skip
 	}
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return
+	err := WalkArchive(FormatTar, r, 0, func(m Member) error {
+		if m.Kind != MemberFile || !isTraceName(m.Name) {
+			return nil
 		}
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			err = fmt.Errorf("truncated: %w", err)
-		}
-		if err != nil {
-			c.fail(p, fmt.Errorf("reading tar archive: %w", err))
-			return
-		}
-		if h.Typeflag != tar.TypeReg || !isTraceName(h.Name) {
-			continue
-		}
-		name := p + "!" + h.Name
+		name := p + "!" + m.Name
 		skip.reading = true
-		c.add(name, func() (*Trace, error) { return readTrace(tr, name, h.Size, c.opt, blockSize) })
+		c.add(name, func() (*Trace, error) { return c.readMember(name, m) })
 		skip.reading = false
+		return nil
+	})
+	if err != nil {
+		c.fail(p, err)
 	}
 }
 
@@ -341,27 +252,35 @@ func (b *skipBudget) Read(p []byte) (int, error) {
 }
 
 // zip reads the trace members of a zip archive.
-func (c *collector) zip(p string, r io.ReaderAt, size int64) {
-	zr, err := zip.NewReader(r, size)
-	if err != nil {
-		c.fail(p, fmt.Errorf("reading zip archive: %w", err))
-		return
-	}
+func (c *collector) zip(p string, r SourceReader, size int64) {
 	c.many = true
-	for _, m := range zr.File {
-		if m.FileInfo().IsDir() || !isTraceName(m.Name) {
-			continue
+	err := WalkArchive(FormatZip, r, size, func(m Member) error {
+		if m.Kind != MemberFile || !isTraceName(m.Name) {
+			return nil
 		}
 		name := p + "!" + m.Name
-		c.add(name, func() (*Trace, error) {
-			rc, err := m.Open()
-			if err != nil {
-				return nil, err
-			}
-			defer rc.Close()
-			return readTrace(c.memberLimit(name, rc, m.CompressedSize64), name, int64(m.UncompressedSize64), c.opt, blockSize)
-		})
+		c.add(name, func() (*Trace, error) { return c.readMember(name, m) })
+		return nil
+	})
+	if err != nil {
+		c.fail(p, err)
 	}
+}
+
+// readMember reads the trace of an archive member, named name; a member
+// whose compressed size is known (a zip's) is bounded by the ratio limit
+// (memberLimit).
+func (c *collector) readMember(name string, m Member) (*Trace, error) {
+	rc, err := m.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	r := io.Reader(rc)
+	if m.Compressed > 0 {
+		r = c.memberLimit(name, rc, m.Compressed)
+	}
+	return readTrace(r, name, int64(m.Size), c.opt, blockSize)
 }
 
 // fail records a file that could not be read.

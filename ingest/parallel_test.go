@@ -201,7 +201,7 @@ func TestParallelParseSharedPool(t *testing.T) {
 		if err := os.WriteFile(dst, text, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		found = append(found, dirEntry{path: dst, read: true})
+		found = append(found, dirEntry{path: dst, read: true, open: localSource(dst, 0).Open})
 	}
 	pool := newParsePool(3)
 	defer pool.close()

@@ -18,7 +18,8 @@ func (t *Trace) RetainedBytes() int64 {
 		t.PythonCalls.RetainedBytes(int(unsafe.Sizeof(Annotation{}))) +
 		t.Modules.RetainedBytes(int(unsafe.Sizeof(Annotation{}))) +
 		int64(cap(t.Collectives))*int64(unsafe.Sizeof(CollectiveArgs{})) +
-		int64(len(t.Threads))*int64(unsafe.Sizeof(Thread{}))
+		int64(len(t.Threads))*int64(unsafe.Sizeof(Thread{})) +
+		t.Shapes.RetainedBytes()
 	if t.Strings != nil {
 		// Each distinct string: its bytes, a slice entry and a map entry.
 		n += t.Strings.Bytes() + int64(t.Strings.Len())*(16+32)

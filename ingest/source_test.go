@@ -52,10 +52,10 @@ func archives(t *testing.T, names []string, files [][]byte) (tgz, zp []byte) {
 	return tb.Bytes(), zb.Bytes()
 }
 
-// OpenSources reads files and archives held anywhere exactly as Open and
-// OpenPaths read the same bytes from disk: the same traces, the same
-// model, the same paths.
-func TestOpenSourcesAsFiles(t *testing.T) {
+// OpenInput reads files and archives held anywhere exactly as it reads the
+// same bytes from disk (FromPaths): the same traces, the same model, the
+// same paths.
+func TestOpenInputAsFiles(t *testing.T) {
 	paths := realTraces(t, "eager")
 	if len(paths) != 2 {
 		t.Fatalf("eager sample: %v", paths)
@@ -97,11 +97,11 @@ func TestOpenSourcesAsFiles(t *testing.T) {
 			[]string{filepath.Join(work, "run.zip"), local[0]}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := OpenSources(tc.srcs, Options{})
+			got, err := OpenInput(Input{Name: strings.Join(tc.paths, " "), Sources: tc.srcs}, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := OpenPaths(tc.paths, Options{})
+			want, err := OpenInput(FromPaths(tc.paths), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,13 +132,14 @@ func TestOpenSourcesAsFiles(t *testing.T) {
 
 // A source that cannot be opened, or that is no trace, is recorded against
 // its name; the others are still read.
-func TestOpenSourcesErrors(t *testing.T) {
+func TestOpenInputErrors(t *testing.T) {
 	good, err := os.ReadFile(realTraces(t, "eager")[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	broken := Source{Name: "gone.json.gz", Size: 10, Open: func() (SourceReader, error) { return nil, errors.New("object vanished") }}
-	set, err := OpenSources([]Source{memSource("rank0.json.gz", good), broken, memSource("bad.json", []byte(`{"traceEvents": [{"ph": `))}, Options{})
+	srcs := []Source{memSource("rank0.json.gz", good), broken, memSource("bad.json", []byte(`{"traceEvents": [{"ph": `))}
+	set, err := OpenInput(Input{Name: "run", Sources: srcs}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,15 +156,18 @@ func TestOpenSourcesErrors(t *testing.T) {
 			t.Errorf("errors %q lack %q", all, want)
 		}
 	}
-	if _, err := OpenSources(nil, Options{}); err == nil {
-		t.Error("OpenSources of nothing succeeded")
+	if _, err := OpenInput(Input{Name: "run"}, Options{}); err == nil {
+		t.Error("OpenInput of nothing succeeded")
+	}
+	if _, err := OpenInput(FromPaths(nil), Options{}); err == nil {
+		t.Error("OpenInput of no path succeeded")
 	}
 }
 
 // A source whose format is given is opened once (to be read); one without
 // is opened once more to tell its format from its first bytes. Both read
 // to the same traces.
-func TestOpenSourcesFormat(t *testing.T) {
+func TestOpenInputFormat(t *testing.T) {
 	paths := realTraces(t, "eager")
 	b, err := os.ReadFile(paths[0])
 	if err != nil {
@@ -185,12 +189,71 @@ func TestOpenSourcesFormat(t *testing.T) {
 		open := src.Open
 		src.Format = tc.format
 		src.Open = func() (SourceReader, error) { opens++; return open() }
-		set, err := OpenSources([]Source{src}, Options{})
+		set, err := OpenInput(Input{Name: tc.name, Sources: []Source{src}}, Options{})
 		if err != nil || len(set.Traces) != 1 {
 			t.Fatalf("%s (format %q): %v, %d traces", tc.name, tc.format, err, len(set.Traces))
 		}
 		if opens != tc.opens {
 			t.Errorf("%s (format %q): opened %d times, want %d", tc.name, tc.format, opens, tc.opens)
 		}
+	}
+}
+
+// FromPath and FromPaths file what they find as Open always did: a JSON
+// file that is no trace is an error when given alone and set aside among
+// others (a directory's, or beside another file); a path that cannot be
+// looked at fails the read, naming it; Dir is the one directory given.
+func TestFromPaths(t *testing.T) {
+	work := t.TempDir()
+	dir := filepath.Join(work, "profile")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(dir, "config.json")
+	other := filepath.Join(work, "other.json")
+	for _, p := range []string{config, other} {
+		if err := os.WriteFile(p, []byte(`{"a": 1}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	missing := filepath.Join(work, "missing.json")
+	for _, tc := range []struct {
+		name          string
+		paths         []string
+		errors, aside int
+		dir           string
+		fails         string // the read fails with an error holding this
+	}{
+		{"a file alone", []string{config}, 1, 0, "", ""},
+		{"a directory", []string{dir}, 0, 1, dir, ""},
+		{"two files", []string{config, other}, 0, 2, "", ""},
+		{"a directory and a file", []string{dir, other}, 0, 2, "", ""},
+		{"a missing path", []string{config, missing}, 0, 0, "", missing},
+		{"no path", nil, 0, 0, "", "no path"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := FromPaths(tc.paths)
+			if in.Name != strings.Join(tc.paths, " ") || in.Dir() != tc.dir {
+				t.Errorf("name %q, dir %q; want %q, %q", in.Name, in.Dir(), strings.Join(tc.paths, " "), tc.dir)
+			}
+			set, err := OpenInput(in, Options{})
+			if tc.fails != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.fails) {
+					t.Fatalf("error %v, want one naming %q", err, tc.fails)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if set.Path != in.Name || len(set.Errors) != tc.errors || len(set.SetAside) != tc.aside {
+				t.Errorf("path %q, errors %v, set aside %v; want %q, %d errors, %d set aside", set.Path, set.Errors, set.SetAside, in.Name, tc.errors, tc.aside)
+			}
+			for _, e := range set.Errors {
+				if !errors.Is(e, ErrNotTrace) {
+					t.Errorf("error %v is not ErrNotTrace", e)
+				}
+			}
+		})
 	}
 }

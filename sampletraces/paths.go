@@ -42,6 +42,14 @@ func RealSweeps() []string {
 	return []string{"batch_sweep", "marlin_sweep"}
 }
 
+// RealAll returns every directory of sampletraces/real: the variants,
+// the styles, the account samples and the sweeps.
+func RealAll() []string {
+	all := append(RealVariants(), RealStyles()...)
+	all = append(all, RealAccount()...)
+	return append(all, RealSweeps()...)
+}
+
 // RepoRoot walks up from the working directory to the directory holding
 // go.mod (the repository root).
 func RepoRoot() (string, error) {

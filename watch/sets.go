@@ -109,7 +109,7 @@ func (w *Watcher) analyse(g *group) *SetReport {
 	for _, r := range ranks {
 		s.Files = append(s.Files, g.byRank[r].Path)
 	}
-	run, err := driver.AnalyzePaths(s.Files, w.opt.Analyze)
+	run, err := driver.Analyze(ingest.FromPaths(s.Files), w.opt.Analyze)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -3,8 +3,8 @@
 // decides completeness from the content (a gzip stream with its trailer, a
 // JSON document that closes and that ingest reads), groups the complete
 // rank files into sets by world size and rank, and analyses each set with
-// driver.AnalyzePaths once every rank is there or the directory has been
-// quiet for the settle time.
+// driver.Analyze (its files given one by one, ingest.FromPaths) once every
+// rank is there or the directory has been quiet for the settle time.
 package watch
 
 import (

@@ -13,6 +13,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"kinetoscope/driver"
+	"kinetoscope/ingest"
 	"kinetoscope/internal/testkit"
 )
 
@@ -249,7 +250,7 @@ func watchWhile(t *testing.T, wr *writer, steps []step, n int) []*SetReport {
 }
 
 // checkSets compares the reported sets with want, and each report with
-// driver.AnalyzePaths on the same files.
+// driver.Analyze on the same files (ingest.FromPaths).
 func checkSets(t *testing.T, dir string, got []*SetReport, want []wantSet) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -273,10 +274,10 @@ func checkSets(t *testing.T, dir string, got []*SetReport, want []wantSet) {
 	}
 }
 
-// sameReport checks that the set's report is driver.AnalyzePaths's.
+// sameReport checks that the set's report is driver.Analyze's on its files.
 func sameReport(t *testing.T, s *SetReport) {
 	t.Helper()
-	ref, err := driver.AnalyzePaths(s.Files, driver.Options{})
+	ref, err := driver.Analyze(ingest.FromPaths(s.Files), driver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +290,7 @@ func sameReport(t *testing.T, s *SetReport) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(a, b) {
-		t.Errorf("set %d: report differs from driver.AnalyzePaths on %v", s.Index, s.Files)
+		t.Errorf("set %d: report differs from driver.Analyze on %v", s.Index, s.Files)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"kinetoscope/driver"
+	"kinetoscope/ingest"
 	"kinetoscope/internal/testkit"
 	"kinetoscope/render"
 )
@@ -15,7 +16,7 @@ import (
 // "wait 65.0%", a mean over ranks, where the page said 93.7% for one rank).
 func TestSummaryUsesHeadlineFigures(t *testing.T) {
 	for _, sample := range []string{"eager", "cudagraph", "pair_host_delay"} {
-		run, err := driver.Analyze(testkit.Real(t, sample), driver.Options{})
+		run, err := driver.Analyze(ingest.FromPath(testkit.Real(t, sample)), driver.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

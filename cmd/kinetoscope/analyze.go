@@ -11,6 +11,7 @@ import (
 
 	"kinetoscope/analyze"
 	"kinetoscope/driver"
+	"kinetoscope/ingest"
 )
 
 // analyzeUsage is the analyze command's synopsis.
@@ -43,7 +44,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) error {
 	}
 	opt, done := readOptions(stderr)
 	opt.Analyze = a.opt
-	run, err := driver.AnalyzePaths(a.paths, opt)
+	run, err := driver.Analyze(ingest.FromPaths(a.paths), opt)
 	done()
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
 	"kinetoscope/driver"
+	"kinetoscope/ingest"
 	"kinetoscope/render"
 )
 
@@ -89,7 +90,7 @@ func drawChart(a chartArgs, f render.Format) ([]byte, error) {
 	}
 	opt, done := readOptions(os.Stderr)
 	opt.Analyze = analyze.Options{Link: a.link}
-	run, err := driver.Analyze(a.paths[0], opt)
+	run, err := driver.Analyze(ingest.FromPath(a.paths[0]), opt)
 	done()
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"kinetoscope/analyze"
 	"kinetoscope/analyze/diff"
 	"kinetoscope/driver"
+	"kinetoscope/ingest"
 )
 
 // diffUsage is the diff command's synopsis.
@@ -101,7 +102,7 @@ func loadDiffSide(path string, report bool, opt analyze.Options) (*analyze.Repor
 	}
 	ropt, done := readOptions(os.Stderr)
 	ropt.Analyze = opt
-	run, err := driver.Analyze(path, ropt)
+	run, err := driver.Analyze(ingest.FromPath(path), ropt)
 	done()
 	if err != nil {
 		return nil, err

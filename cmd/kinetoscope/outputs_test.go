@@ -46,7 +46,7 @@ func (c outputCase) file() string { return strings.ReplaceAll(c.name, " ", "_") 
 // real sample and every public trace with GPU events.
 func outputCases(t *testing.T) []outputCase {
 	var runs []string
-	for _, v := range append(append(sampletraces.RealVariants(), sampletraces.RealStyles()...), sampletraces.RealAccount()...) {
+	for _, v := range sampletraces.RealAll() {
 		runs = append(runs, testkit.Real(t, v))
 	}
 	pub := testkit.PublicDir(t)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"kinetoscope/driver"
+	"kinetoscope/ingest"
 	"kinetoscope/internal/testkit"
 )
 
@@ -205,10 +206,10 @@ func decodeSets(t *testing.T, out string) []watchOutput {
 	return sets
 }
 
-// sameAsAnalyze checks a set's report against driver.AnalyzePaths.
+// sameAsAnalyze checks a set's report against driver.Analyze of its files.
 func sameAsAnalyze(t *testing.T, s watchOutput) {
 	t.Helper()
-	ref, err := driver.AnalyzePaths(s.Set.Files, driver.Options{})
+	ref, err := driver.Analyze(ingest.FromPaths(s.Set.Files), driver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func sameAsAnalyze(t *testing.T, s watchOutput) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(s.Report, b) {
-		t.Errorf("watch's report differs from driver.AnalyzePaths on %v", s.Set.Files)
+		t.Errorf("watch's report differs from driver.Analyze on %v", s.Set.Files)
 	}
 }
 

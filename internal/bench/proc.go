@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"kinetoscope/driver"
+	"kinetoscope/ingest"
 )
 
 // ProcessMeasurement is one phase timed as whole processes: every run, and the
@@ -106,7 +107,7 @@ func runPhase(phase, file, profile string, workers, parsers int) error {
 // analyzeOnce runs the pipeline on path and writes its JSON report
 // nowhere: what 'analyze --format json' does, profiled with --cpuprofile.
 func analyzeOnce(path string) error {
-	run, err := driver.Analyze(path, driver.Options{})
+	run, err := driver.Analyze(ingest.FromPath(path), driver.Options{})
 	if err != nil {
 		return err
 	}
