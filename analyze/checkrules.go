@@ -58,6 +58,7 @@ func (p *rankPass) checkRules(rk *Rank) RulesCheck {
 	top := rk.TopKernels[Other]
 	rc.Top = append([]KernelStat(nil), top[:min(len(top), maxListed)]...)
 	rc.CommLike = p.commLike()
+	rc.UnnamedCollectives = p.unnamedCollectives()
 	return rc
 }
 

@@ -75,6 +75,10 @@ type RulesCheck struct {
 	// communication rule matched, most time first: communication is
 	// undercounted by their time.
 	CommLike []KernelStat `json:"comm_like,omitempty"`
+	// UnnamedCollectives lists the kernels of the whole trace in Other
+	// comm because nothing in it names the collective they run, most time
+	// first.
+	UnnamedCollectives []UnnamedCollective `json:"unnamed_collectives,omitempty"`
 }
 
 // ClockProblem is a rank whose clock disagrees with the lowest rank's
@@ -143,6 +147,7 @@ func (c *Checks) caveats(r *Report, passes []*rankPass) []string {
 	add(c.impossibleCaveat(r))
 	add(c.otherCaveat(r))
 	add(c.commLikeCaveat(r))
+	add(c.unnamedCollCaveat(r))
 	add(c.droppedCaveat(r))
 	add(c.cutCaveat(r))
 	add(c.clockCaveat())

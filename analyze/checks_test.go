@@ -68,13 +68,23 @@ func allSamples(t *testing.T) []string {
 }
 
 // TestChecksQuietOnSamples: no check puts a caveat on the headline of a
-// bundled or public trace (none has the problems), and the counts behind
-// them agree with plain loops over the trace.
+// bundled or public trace (none has the problems) but the one the MI300X
+// RCCL trace has, collectives launched before its profile began (see
+// TestUnnamedCollectives), and the counts behind them agree with plain
+// loops over the trace.
 func TestChecksQuietOnSamples(t *testing.T) {
 	for _, path := range allSamples(t) {
 		set, r := analyzePath(t, path)
-		if r.Headline != nil && len(r.Headline.Caveats) > 0 {
-			t.Errorf("%s: caveats %q", path, r.Headline.Caveats)
+		var caveats []string
+		if r.Headline != nil {
+			caveats = r.Headline.Caveats
+		}
+		if filepath.Base(path) == "tracelens-mi300-resnet-rccl.json.gz" && len(caveats) == 1 &&
+			strings.Contains(caveats[0], "launched before the profile began") {
+			caveats = nil
+		}
+		if len(caveats) > 0 {
+			t.Errorf("%s: caveats %q", path, caveats)
 		}
 		if r.Checks == nil || len(r.Checks.Ranks) != len(r.Ranks) {
 			t.Fatalf("%s: checks %+v for %d ranks", path, r.Checks, len(r.Ranks))

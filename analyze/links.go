@@ -135,6 +135,7 @@ type links struct {
 	commByExt map[int64]int32
 	commByThr map[int32][]int32 // record_param_comms ops per thread, by start
 	annByThr  map[int32][]int32 // nccl:* annotations per thread, by start
+	opsByThr  map[int32][]int32 // collective custom ops (vllm::all_reduce) per thread, by start
 }
 
 func newLinks(t *ingest.Trace) *links { return &links{t: t} }
@@ -156,6 +157,15 @@ func (k *links) build() {
 			k.annByThr[a.Thread] = append(k.annByThr[a.Thread], int32(i))
 		}
 	}
+	k.opsByThr = make(map[int32][]int32)
+	for i, o := range t.CollectiveOps.All() {
+		k.opsByThr[o.Thread] = append(k.opsByThr[o.Thread], int32(i))
+	}
+	for _, ix := range k.opsByThr {
+		sort.Slice(ix, func(a, b int) bool {
+			return t.CollectiveOps.At(int(ix[a])).Start < t.CollectiveOps.At(int(ix[b])).Start
+		})
+	}
 	for _, ix := range k.commByThr {
 		sort.Slice(ix, func(a, b int) bool { return t.CommOps.At(int(ix[a])).Start < t.CommOps.At(int(ix[b])).Start })
 	}
@@ -166,8 +176,10 @@ func (k *links) build() {
 
 // collective returns the collective name of ev (launched by l, nil if
 // unknown): its own args, the record_param_comms op with the launch's
-// External id, the one holding the launch on its thread, or the nccl:NAME
-// annotation holding it. "" when none says.
+// External id, the one holding the launch on its thread, the nccl:NAME
+// annotation holding it, or the serving engine's collective op holding it
+// (vllm::all_reduce gives all_reduce: vLLM's pynccl path, which has
+// neither). "" when none says.
 func (k *links) collective(ev *ingest.GPUEvent, l *ingest.Launch) string {
 	t := k.t
 	if ev.Coll >= 0 && int(ev.Coll) < len(t.Collectives) {
@@ -201,6 +213,13 @@ func (k *links) collective(ev *ingest.GPUEvent, l *ingest.Launch) string {
 		return a.Start, a.Dur
 	}); i >= 0 {
 		return strings.TrimPrefix(t.Name(t.Annotations.At(int(i)).Name), "nccl:")
+	}
+	if i := holding(k.opsByThr[l.Thread], l.Start, func(j int32) (int64, int64) {
+		o := t.CollectiveOps.At(int(j))
+		return o.Start, o.Dur
+	}); i >= 0 {
+		n := t.Name(t.CollectiveOps.At(int(i)).Name)
+		return n[strings.Index(n, "::")+2:]
 	}
 	return ""
 }

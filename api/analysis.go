@@ -270,7 +270,7 @@ func (s *Server) runPipeline(ctx context.Context, run *store.Run, lp *liveProgre
 		}
 	}()
 	in := s.input(ctx, run.Files, faults)
-	analyse := func() (*analyze.Report, error) { return s.analyzeInput(ctx, in, lp) }
+	analyse := func() (*analyze.Report, error) { return s.analyzeInput(ctx, in, fileRanks(run.Files), lp) }
 	if s.hook != nil {
 		names := make([]string, len(in.Sources))
 		for i, src := range in.Sources {
@@ -338,11 +338,12 @@ func analysisName(f store.File) string {
 }
 
 // analyzeInput runs the driver's pipeline on a run's files, with the
-// server's read limits, publishing its progress to lp.
-func (s *Server) analyzeInput(ctx context.Context, in ingest.Input, lp *liveProgress) (*analyze.Report, error) {
+// server's read limits and the ranks the upload assigned to them,
+// publishing its progress to lp.
+func (s *Server) analyzeInput(ctx context.Context, in ingest.Input, ranks ingest.RankAssignments, lp *liveProgress) (*analyze.Report, error) {
 	run, err := driver.Analyze(in, driver.Options{
 		Options: ingest.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes,
-			MaxRatio: s.cfg.MaxRatio, Progress: lp.update, Budget: s.budget()},
+			MaxRatio: s.cfg.MaxRatio, Progress: lp.update, Budget: s.budget(), Ranks: ranks},
 		Analyzing: func() { lp.setStage("analyzing") }})
 	if err != nil {
 		return nil, err

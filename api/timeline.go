@@ -83,8 +83,10 @@ func (s *Server) Timeline(ctx context.Context, id string, rank, step int, format
 // drawTimeline reads the run's files (only the rank's own file when the
 // report names it) and draws the timeline.
 func (s *Server) drawTimeline(ctx context.Context, run *store.Run, rep *analyze.Report, rk *analyze.Rank, step int, format string) ([]byte, error) {
-	set, err := driver.Read(s.input(ctx, rankFiles(run.Files, rk.File), nil),
-		driver.Options{Options: ingest.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes, MaxRatio: s.cfg.MaxRatio}})
+	files := rankFiles(run.Files, rk.File)
+	set, err := driver.Read(s.input(ctx, files, nil),
+		driver.Options{Options: ingest.Options{Context: ctx, MaxUncompressedBytes: s.cfg.MaxUncompressedBytes, MaxRatio: s.cfg.MaxRatio,
+			Ranks: fileRanks(files)}})
 	if err != nil {
 		return nil, fmt.Errorf("timeline of run %s: read: %w", run.ID, err)
 	}

@@ -49,7 +49,7 @@ func (s *Server) createRun(c echo.Context) error {
 	if err != nil {
 		return s.uploadError(unsupportedType(req.Header.Get(echo.HeaderContentType)))
 	}
-	up := upload{labels: map[string]string{}}
+	up := upload{labels: map[string]string{}, ranks: ingest.RankAssignments{}}
 	if err := up.setName(c.QueryParam("name")); err != nil {
 		return s.uploadError(err)
 	}
@@ -57,6 +57,9 @@ func (s *Server) createRun(c echo.Context) error {
 		return s.uploadError(err)
 	}
 	if err := up.setLink(c.QueryParam(linkParam)); err != nil {
+		return s.uploadError(err)
+	}
+	if err := up.addRanks(c.QueryParams()[rankParam]); err != nil {
 		return s.uploadError(err)
 	}
 	if err := s.probeStores(req.Context()); err != nil {
@@ -124,7 +127,8 @@ func (s *Server) uploadError(err error) error {
 type upload struct {
 	name   string
 	labels map[string]string
-	link   string // the run's link setting (linkParam)
+	link   string                 // the run's link setting (linkParam)
+	ranks  ingest.RankAssignments // the rank fields (rankParam)
 	files  []store.File
 	stored []string // hashes of every blob stored, accepted or not
 	// id names the upload as the holder of its blobs (see hold).
@@ -159,6 +163,9 @@ func (s *Server) commit(ctx context.Context, up *upload, read func() error) (*st
 // upload, which the client may send again.
 func (s *Server) storeRun(ctx context.Context, up *upload, read func() error) (*store.Run, error) {
 	if err := read(); err != nil {
+		return nil, err
+	}
+	if err := assignRanks(up); err != nil {
 		return nil, err
 	}
 	if err := rankClash(up.files); err != nil {
@@ -296,7 +303,8 @@ func badRequest(format string, args ...any) error {
 	return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf(format, args...))
 }
 
-// readMultipart stores each file part and reads the name and label fields.
+// readMultipart stores each file part and reads the name, label, link and
+// rank fields.
 func (s *Server) readMultipart(req *http.Request, boundary string, up *upload) error {
 	if boundary == "" {
 		return badInput("multipart body without a boundary")
@@ -355,6 +363,8 @@ func (s *Server) readPart(ctx context.Context, part *multipart.Part, up *upload)
 		return up.addLabels([]string{string(val)})
 	case linkParam:
 		return up.setLink(string(val))
+	case rankParam:
+		return up.addRanks([]string{string(val)})
 	}
 	return nil
 }

@@ -70,19 +70,31 @@ func Read(in ingest.Input, opt Options) (*ingest.Set, error) {
 }
 
 // duplicateRanks is the error for a set in which two files claim one rank
-// (two runs' files given as one, say): it names both files of each such
-// rank, and unwraps to *ingest.DuplicateRankError. Analysing one of them,
-// picked by name, would answer for a run nobody asked about.
+// (two runs' files given as one, say, or one file copied): it names both
+// files of each such rank and the ways to say which rank a file is, and
+// unwraps to *ingest.DuplicateRankError. Analysing one of them, picked by
+// name, would answer for a run nobody asked about. A rank assigned to no
+// single trace (Options.Ranks) fails the read the same way, unwrapping to
+// *ingest.RankAssignmentError.
 func duplicateRanks(set *ingest.Set) error {
 	var errs []error
 	for _, e := range set.Errors {
 		var dup *ingest.DuplicateRankError
-		if errors.As(e, &dup) {
-			errs = append(errs, fmt.Errorf("%w: give one file per rank (the files of one run)", dup))
+		var bad *ingest.RankAssignmentError
+		switch {
+		case errors.As(e, &dup):
+			errs = append(errs, fmt.Errorf("%w: give one file per rank (the files of one run), or say which rank a file is with %s", dup, RankHint))
+		case errors.As(e, &bad):
+			errs = append(errs, bad)
 		}
 	}
 	return errors.Join(errs...)
 }
+
+// RankHint names the ways to say which rank a trace file is, for the
+// errors that ask for them: the command line's flag and the upload's field
+// (api/upload.go), both FILE=N.
+const RankHint = "--rank FILE=N, or on upload a rank field FILE=N for each trace file sent (not one inside an archive)"
 
 // Analyze is the pipeline: it reads the input (Read) and analyses what
 // was read. A cancelled Context stops it between the two as well.

@@ -174,6 +174,10 @@ func (p *builder) keep(c category, ev *rawEvent, start, dur int64) error {
 				Tokens: embeddingTokens(a.inputDims)})
 			return nil
 		}
+		if collectiveOp(ev.name) {
+			p.t.CollectiveOps.Append(Annotation{Start: start, Dur: dur, Name: p.name(ev), Thread: p.thread(ev.pid, ev.tid)})
+			return nil
+		}
 		p.t.CommOps.Append(CommOp{Start: start, Dur: dur, ExternalID: a.external,
 			Thread: p.thread(ev.pid, ev.tid), Args: p.collective(&a.coll)})
 	}

@@ -6,10 +6,11 @@ const embeddingOp = "aten::embedding"
 
 // keptCPUOp says whether a cpu_op event of this raw name is kept: the
 // record_param_comms ops (the CPU side of collectives), the embedding
-// lookups and the ops with shapes (shapedOpKind). Every other cpu_op is
-// skipped once its name is read.
+// lookups, the ops with shapes (shapedOpKind) and the serving engines'
+// collective ops (collectiveOp). Every other cpu_op is skipped once its
+// name is read.
 func keptCPUOp(name []byte) bool {
-	return string(name) == "record_param_comms" || string(name) == embeddingOp || shapedOpKind(name) != 0
+	return string(name) == "record_param_comms" || string(name) == embeddingOp || shapedOpKind(name) != 0 || collectiveOp(name)
 }
 
 // shapedOpKind returns the kind of an op kept with its shapes

@@ -199,7 +199,7 @@ type Counts struct {
 type Trace struct {
 	Path       string // as opened; for archive members "archive!member"
 	Rank       int    // -1 when unknown
-	RankSource string // "distributedInfo", "filename" or "unknown"
+	RankSource string // "distributedInfo", "filename", "assigned" (Options.Ranks) or "unknown"
 	// Capture marks a CUDA-graph capture trace (under capture_traces/).
 	Capture bool
 
@@ -226,6 +226,10 @@ type Trace struct {
 	// Embeddings are the aten::embedding CPU ops, with the tokens of their
 	// input when the trace recorded shapes.
 	Embeddings Chunks[Embedding]
+	// CollectiveOps are the serving engines' collective custom ops
+	// (cpu_op vllm::all_reduce and the like, see collectiveOp): they hold
+	// the launches of collectives that no record_param_comms op names.
+	CollectiveOps Chunks[Annotation]
 	// Shapes are the CPU ops analysis computes work from (GEMMs,
 	// attention, MoE; see ShapedOp), with their inputs' shapes when the
 	// trace recorded them.

@@ -318,8 +318,10 @@ func (c *collector) put(p string, t *Trace, err error) {
 	c.set.Traces = append(c.set.Traces, t)
 }
 
-// finish sorts the traces by rank and turns duplicate ranks into errors.
+// finish sorts the traces by rank and turns duplicate ranks, and ranks
+// assigned to no single trace, into errors.
 func (c *collector) finish() {
+	c.set.Errors = append(c.set.Errors, c.opt.Ranks.apply(append(append([]*Trace(nil), c.set.Traces...), c.set.Captures...))...)
 	c.set.Traces = c.dedupe(c.set.Traces)
 	c.set.Captures = c.dedupe(c.set.Captures)
 }

@@ -29,6 +29,9 @@ type Options struct {
 	// gzipWorkers (the parallel reader for a large file on more than two
 	// cores).
 	GzipWorkers int
+	// Ranks, when not empty, say which rank trace files are, overriding
+	// their distributedInfo.rank and their names (see RankAssignments).
+	Ranks RankAssignments
 	// filesAtOnce is the number of files read at the same time (set by
 	// readFiles), among which the cores are shared.
 	filesAtOnce int

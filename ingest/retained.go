@@ -17,6 +17,7 @@ func (t *Trace) RetainedBytes() int64 {
 		t.CommOps.RetainedBytes(int(unsafe.Sizeof(CommOp{}))) +
 		t.PythonCalls.RetainedBytes(int(unsafe.Sizeof(Annotation{}))) +
 		t.Modules.RetainedBytes(int(unsafe.Sizeof(Annotation{}))) +
+		t.CollectiveOps.RetainedBytes(int(unsafe.Sizeof(Annotation{}))) +
 		int64(cap(t.Collectives))*int64(unsafe.Sizeof(CollectiveArgs{})) +
 		int64(len(t.Threads))*int64(unsafe.Sizeof(Thread{})) +
 		t.Shapes.RetainedBytes()

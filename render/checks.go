@@ -114,6 +114,14 @@ func rankCheckLines(r *analyze.Report, rc *analyze.RankChecks) []string {
 	for _, k := range rc.Rules.CommLike {
 		lines = append(lines, fmt.Sprintf("%s%s looks like communication but is in %s (%d calls, %s ms): add a communication rule with --rules.", on, shorten(k.Name, maxNameLen), k.Bucket, k.Count, msFine(k.US)))
 	}
+	for _, u := range rc.Rules.UnnamedCollectives {
+		why := "no collective args, record_param_comms op, nccl:NAME annotation or collective op at its launch"
+		if u.NoLaunch > 0 {
+			why = fmt.Sprintf("%d launched before the profile began: no launch in the trace", u.NoLaunch)
+		}
+		lines = append(lines, fmt.Sprintf("%s%d calls of %s (%s ms) run a collective nothing in the trace names (%s): they are in Other comm.",
+			on, u.Count, shorten(u.Name, maxNameLen), msFine(u.US), why))
+	}
 	for _, m := range rc.Truncation.Messages {
 		lines = append(lines, fmt.Sprintf("%sThe profiler wrote: %s", on, m))
 	}

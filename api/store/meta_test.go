@@ -68,6 +68,7 @@ var metaTests = []struct {
 	{"attempts", testAttempts},
 	{"reset", testReset},
 	{"link of a run", testLink},
+	{"ranks of files", testFileRanks},
 }
 
 func TestMeta(t *testing.T) {
@@ -369,6 +370,40 @@ func testLink(t *testing.T, open opener) {
 	}
 	if err := db.SetLink(ctx, "nope", "nvlink4"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("SetLink of an unknown run: %v, want ErrNotFound", err)
+	}
+}
+
+// testFileRanks: the rank an upload assigned to each file (none, 0, 3)
+// comes back from Get and List, per file, each its own.
+func testFileRanks(t *testing.T, open opener) {
+	ctx := t.Context()
+	db := open(t)
+	want := []*int{nil, new(int), new(int)}
+	*want[2] = 3
+	var files []File
+	for i, c := range []byte("abc") {
+		f := file(c, int64(i+1))
+		f.Rank = want[i]
+		files = append(files, f)
+	}
+	testkit.Must(t, db.Create(ctx, runAt("r", "r", 0, nil, files...)))
+	testkit.Must(t, db.Create(ctx, runAt("s", "s", 1, nil, file('d', 4))))
+	got, err := open(t).Get(ctx, "r")
+	testkit.Must(t, err)
+	listed, _, err := db.List(ctx, ListOptions{})
+	testkit.Must(t, err)
+	for _, r := range append(listed, got) {
+		if r.ID != "r" {
+			if len(r.Files) != 1 || r.Files[0].Rank != nil {
+				t.Errorf("run %s: files %+v, want one without a rank", r.ID, r.Files)
+			}
+			continue
+		}
+		for i, f := range r.Files {
+			if (f.Rank == nil) != (want[i] == nil) || (f.Rank != nil && *f.Rank != *want[i]) {
+				t.Errorf("run r, file %s: rank %v, want %v", f.Name, f.Rank, want[i])
+			}
+		}
 	}
 }
 

@@ -120,8 +120,8 @@ func (p *Postgres) CreateWith(ctx context.Context, r *Run, then func(pgx.Tx) err
 		b.Queue(`INSERT INTO runs (id, name, status, progress, error, link, created, updated) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 			r.ID, r.Name, string(r.Status), prog, r.Error, r.Link, r.Created.UnixNano(), r.Updated.UnixNano())
 		for i, f := range r.Files {
-			b.Queue(`INSERT INTO run_files (run_id, pos, name, sha256, size, kind) VALUES ($1, $2, $3, $4, $5, $6)`,
-				r.ID, i, f.Name, f.SHA256, f.Size, f.Format)
+			b.Queue(`INSERT INTO run_files (run_id, pos, name, sha256, size, kind, assigned_rank) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+				r.ID, i, f.Name, f.SHA256, f.Size, f.Format, f.Rank)
 		}
 		for k, v := range r.Labels {
 			b.Queue(`INSERT INTO run_labels (run_id, key, value) VALUES ($1, $2, $3)`, r.ID, k, v)
@@ -221,14 +221,15 @@ func fillPG(ctx context.Context, tx pgx.Tx, runs []*Run) error {
 		byID[r.ID] = r
 		ids[i] = r.ID
 	}
-	rows, err := tx.Query(ctx, `SELECT run_id, name, sha256, size, kind FROM run_files WHERE run_id = ANY($1) ORDER BY run_id, pos`, ids)
+	rows, err := tx.Query(ctx, `SELECT run_id, name, sha256, size, kind, assigned_rank FROM run_files WHERE run_id = ANY($1) ORDER BY run_id, pos`, ids)
 	if err != nil {
 		return fmt.Errorf("files of runs: %w", err)
 	}
 	var id string
 	var f File
-	_, err = pgx.ForEachRow(rows, []any{&id, &f.Name, &f.SHA256, &f.Size, &f.Format}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&id, &f.Name, &f.SHA256, &f.Size, &f.Format, &f.Rank}, func() error {
 		byID[id].Files = append(byID[id].Files, f)
+		f.Rank = nil // the next row gets an int of its own: pgx writes into the one f.Rank points to
 		return nil
 	})
 	if err != nil {

@@ -55,8 +55,8 @@ func (s *SQLite) Create(ctx context.Context, r *Run) error {
 	}
 	for i, f := range r.Files {
 		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO run_files (run_id, pos, name, sha256, size, kind) VALUES (?, ?, ?, ?, ?, ?)`,
-			r.ID, i, f.Name, f.SHA256, f.Size, f.Format); err != nil {
+			`INSERT INTO run_files (run_id, pos, name, sha256, size, kind, assigned_rank) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			r.ID, i, f.Name, f.SHA256, f.Size, f.Format, f.Rank); err != nil {
 			return fmt.Errorf("create run %s: file %s: %w", r.ID, f.Name, err)
 		}
 	}
@@ -107,14 +107,14 @@ func scanRun(sc scanner) (*Run, error) {
 
 // fill loads a run's files and labels.
 func (s *SQLite) fill(ctx context.Context, r *Run) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT name, sha256, size, kind FROM run_files WHERE run_id = ? ORDER BY pos`, r.ID)
+	rows, err := s.db.QueryContext(ctx, `SELECT name, sha256, size, kind, assigned_rank FROM run_files WHERE run_id = ? ORDER BY pos`, r.ID)
 	if err != nil {
 		return fmt.Errorf("files of run %s: %w", r.ID, err)
 	}
 	r.Files = []File{}
 	for rows.Next() {
 		var f File
-		if err := rows.Scan(&f.Name, &f.SHA256, &f.Size, &f.Format); err != nil {
+		if err := rows.Scan(&f.Name, &f.SHA256, &f.Size, &f.Format, &f.Rank); err != nil {
 			rows.Close()
 			return fmt.Errorf("files of run %s: %w", r.ID, err)
 		}

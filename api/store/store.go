@@ -40,6 +40,10 @@ type File struct {
 	// Format is the file's format as ingest names it (ingest.Source.Format):
 	// json, gzip, tar, tar.gz or zip; "kind" in the JSON.
 	Format string `json:"kind"`
+	// Rank is the rank the upload assigned to the file (a rank field
+	// FILE=N), over what its distributedInfo.rank and its name say; nil
+	// for none.
+	Rank *int `json:"rank,omitempty"`
 }
 
 // Progress is how far a run's analysis has come.

@@ -16,7 +16,7 @@ import (
 
 // analyzeUsage is the analyze command's synopsis.
 func analyzeUsage() string {
-	return `usage: kinetoscope analyze PATH... [--format ` + reportFormatList() + `] [--rules FILE] [--step-regex RE] [--rank N] [--link L] [--launch-gap-us US]
+	return `usage: kinetoscope analyze PATH... [--format ` + reportFormatList() + `] [--rules FILE] [--step-regex RE] [--rank N] [--rank FILE=N]... [--link L] [--launch-gap-us US]
 
 Classifies every GPU kernel into buckets (AllReduce, GEMM, attention, ...),
 cuts each rank's trace into engine steps (prefill / decode, CUDA-graph
@@ -34,6 +34,7 @@ type analyzeArgs struct {
 	format string
 	opt    analyze.Options
 	rank   int // the rank whose sections are shown; -1 for all
+	ranks  ingest.RankAssignments
 }
 
 // runAnalyze is the analyze command.
@@ -44,6 +45,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) error {
 	}
 	opt, done := readOptions(stderr)
 	opt.Analyze = a.opt
+	opt.Ranks = a.ranks
 	run, err := driver.Analyze(ingest.FromPaths(a.paths), opt)
 	done()
 	if err != nil {
@@ -71,7 +73,7 @@ func readOptions(stderr io.Writer) (opt driver.Options, done func()) {
 
 // parseAnalyzeArgs parses flags given before or after the path.
 func parseAnalyzeArgs(args []string, stderr io.Writer) (analyzeArgs, error) {
-	a := analyzeArgs{rank: -1}
+	a := analyzeArgs{rank: -1, ranks: ingest.RankAssignments{}}
 	fs := newFlagSet("analyze", analyzeUsage(), stderr)
 	fs.StringVar(&a.format, "format", "table", "output format: "+strings.Join(driver.ReportFormats(), ", "))
 	fs.StringVar(&a.opt.RulesFile, "rules", "", "YAML file of classification rules tried before the built-in ones")
@@ -86,7 +88,7 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (analyzeArgs, error) {
 		return nil
 	})
 	fs.Float64Var(&a.opt.OtherThreshold, "other-threshold", analyze.DefaultOtherThreshold, "percent of decode kernel time left unclassified (bucket Other) above which the headline says the rules miss kernels")
-	fs.Func("rank", "show this rank's sections only (the run is still analysed, and aligned, across every rank)", intFlag(&a.rank))
+	rankFlag(fs, "N: show this rank's sections only (the run is still analysed, and aligned, across every rank)", &a.rank, a.ranks)
 	paths, err := parseInterspersed(fs, args)
 	if err != nil {
 		return a, err

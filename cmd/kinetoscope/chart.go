@@ -20,7 +20,7 @@ import (
 
 // chartUsage is the chart command's synopsis.
 func chartUsage() string {
-	return `usage: kinetoscope chart PATH --kind ` + runChartList() + ` [-o ` + imageFormatList() + `] [--rank N] [--step N] [--link L]
+	return `usage: kinetoscope chart PATH --kind ` + runChartList() + ` [-o ` + imageFormatList() + `] [--rank N] [--rank FILE=N]... [--step N] [--link L]
        kinetoscope chart BASE HEAD --kind ` + strings.Join(driver.DiffChartKinds(), "|") + ` [-o ` + imageFormatList() + `] [--reports]
 
 Draws one chart of an analysed run, or of the diff of two:
@@ -39,6 +39,7 @@ type chartArgs struct {
 	step    int
 	reports bool
 	link    string
+	ranks   ingest.RankAssignments
 }
 
 // chartKinds lists the chart kinds.
@@ -82,7 +83,7 @@ func drawChart(a chartArgs, f render.Format) ([]byte, error) {
 		if a.rank >= 0 { // FirstRank (no --rank): a diff pools all ranks
 			opt.Rank = &a.rank
 		}
-		d, err := comparePaths(a.paths[0], a.paths[1], a.reports, opt, analyze.Options{Link: a.link})
+		d, err := comparePaths(a.paths[0], a.paths[1], a.reports, opt, analyze.Options{Link: a.link}, a.ranks)
 		if err != nil {
 			return nil, err
 		}
@@ -90,6 +91,7 @@ func drawChart(a chartArgs, f render.Format) ([]byte, error) {
 	}
 	opt, done := readOptions(os.Stderr)
 	opt.Analyze = analyze.Options{Link: a.link}
+	opt.Ranks = a.ranks
 	run, err := driver.Analyze(ingest.FromPath(a.paths[0]), opt)
 	done()
 	if err != nil {
@@ -115,12 +117,12 @@ func chartFormat(a chartArgs) (render.Format, error) {
 
 // parseChartArgs parses flags given before, between or after the paths.
 func parseChartArgs(args []string, stderr io.Writer) (chartArgs, error) {
-	a := chartArgs{rank: render.FirstRank, step: render.SlowestStep}
+	a := chartArgs{rank: render.FirstRank, step: render.SlowestStep, ranks: ingest.RankAssignments{}}
 	fs := newFlagSet("chart", chartUsage(), stderr)
 	fs.StringVar(&a.kind, "kind", "breakdown", "chart: "+strings.Join(chartKinds(), ", "))
 	fs.StringVar(&a.out, "o", "", "output file, .svg or .png (default: SVG on stdout)")
 	fs.StringVar(&a.format, "format", "", "image format, svg or png (default: from -o)")
-	fs.Func("rank", "rank for steps and timeline (default: the first), or compared in diff (default: all)", intFlag(&a.rank))
+	rankFlag(fs, "N: rank for steps and timeline (default: the first), or compared in diff (default: all)", &a.rank, a.ranks)
 	fs.Func("step", "step index for timeline (default: the slowest step of the shown phase: decode, else prefill, else all; as the steps chart names it)", intFlag(&a.step))
 	linkFlag(fs, &a.link)
 	fs.BoolVar(&a.reports, "reports", false, "diff: BASE and HEAD are JSON reports from 'kinetoscope analyze --format json'")

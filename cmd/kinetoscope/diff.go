@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +15,7 @@ import (
 
 // diffUsage is the diff command's synopsis.
 func diffUsage() string {
-	return `usage: kinetoscope diff BASE HEAD [--format ` + diffFormatList() + `] [--rank N] [--phase ` + strings.Join(diff.Phases(), "|") + `] [--reports] [--link L]
+	return `usage: kinetoscope diff BASE HEAD [--format ` + diffFormatList() + `] [--rank N] [--rank FILE=N]... [--phase ` + strings.Join(diff.Phases(), "|") + `] [--reports] [--link L]
 
 Compares two profiling runs bucket by bucket: step span, time and calls per
 step per bucket, kernels present in one run only, launch delay, metadata.
@@ -34,6 +35,7 @@ type diffArgs struct {
 	reports    bool
 	opt        diff.Options
 	analyze    analyze.Options
+	ranks      ingest.RankAssignments
 }
 
 // runDiff is the diff command.
@@ -42,7 +44,7 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d, err := comparePaths(a.base, a.head, a.reports, a.opt, a.analyze)
+	d, err := comparePaths(a.base, a.head, a.reports, a.opt, a.analyze, a.ranks)
 	if err != nil {
 		return err
 	}
@@ -50,12 +52,18 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 }
 
 // comparePaths loads two runs, as trace paths or (reports) saved JSON
-// reports, and compares them.
-func comparePaths(base, head string, reports bool, opt diff.Options, aopt analyze.Options) (*diff.Diff, error) {
+// reports, and compares them. ranks are the files' rank assignments
+// (--rank FILE=N): each applies to the side its FILE lies under, or to
+// both when it lies under neither.
+func comparePaths(base, head string, reports bool, opt diff.Options, aopt analyze.Options, ranks ingest.RankAssignments) (*diff.Diff, error) {
+	if reports && len(ranks) > 0 {
+		return nil, errors.New("--rank FILE=N says which rank a trace file is: with --reports there are no trace files to read (give it to the analyze that wrote the reports)")
+	}
 	var sides [2]*analyze.Report
-	for i, p := range []string{base, head} {
+	paths := []string{base, head}
+	for i, p := range paths {
 		var err error
-		if sides[i], err = loadDiffSide(p, reports, aopt); err != nil {
+		if sides[i], err = loadDiffSide(p, reports, aopt, sideRanks(ranks, p, paths[1-i])); err != nil {
 			return nil, err
 		}
 	}
@@ -71,7 +79,8 @@ func parseDiffArgs(args []string, stderr io.Writer) (diffArgs, error) {
 	fs.BoolVar(&a.reports, "reports", false, "BASE and HEAD are JSON reports from 'kinetoscope analyze --format json'")
 	linkFlag(fs, &a.analyze.Link)
 	rank := -1
-	fs.Func("rank", "compare this rank only (default: all ranks, pooled per step)", intFlag(&rank))
+	a.ranks = ingest.RankAssignments{}
+	rankFlag(fs, "N: compare this rank only (default: all ranks, pooled per step)", &rank, a.ranks)
 	paths, err := parseInterspersed(fs, args)
 	if err != nil {
 		return a, err
@@ -92,7 +101,7 @@ func parseDiffArgs(args []string, stderr io.Writer) (diffArgs, error) {
 
 // loadDiffSide reads one side: a saved JSON report, or a trace path to
 // ingest and analyse.
-func loadDiffSide(path string, report bool, opt analyze.Options) (*analyze.Report, error) {
+func loadDiffSide(path string, report bool, opt analyze.Options, ranks ingest.RankAssignments) (*analyze.Report, error) {
 	if report {
 		r, err := driver.ReadReport(path)
 		if err != nil {
@@ -102,6 +111,7 @@ func loadDiffSide(path string, report bool, opt analyze.Options) (*analyze.Repor
 	}
 	ropt, done := readOptions(os.Stderr)
 	ropt.Analyze = opt
+	ropt.Ranks = ranks
 	run, err := driver.Analyze(ingest.FromPath(path), ropt)
 	done()
 	if err != nil {

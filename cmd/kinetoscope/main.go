@@ -68,11 +68,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // errorCode is the exit code of a command that failed with err: 2 when
-// the input given cannot be one run (two files claim one rank), as for a
-// usage error; else 1.
+// the input given cannot be one run (two files claim one rank, a rank
+// given for no single file), as for a usage error; else 1.
 func errorCode(err error) int {
 	var dup *ingest.DuplicateRankError
-	if errors.As(err, &dup) {
+	var bad *ingest.RankAssignmentError
+	if errors.As(err, &dup) || errors.As(err, &bad) {
 		return 2
 	}
 	return 1
