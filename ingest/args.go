@@ -331,7 +331,7 @@ func dims(raw []byte) [3]int32 {
 // launchDims reads the launch dimension array at i when it is three
 // unsigned integers of at most nine digits, each comma followed by one
 // space or none, as Kineto writes grid and block ("[512, 2, 1]"): the
-// dims that argValue and dims read from it, and the position after it.
+// dims that Value and dims read from it, and the position after it.
 // Otherwise it returns -1 for the position.
 func (s *scanner) launchDims(i int) (d [3]int32, next int) {
 	b := s.Buf

@@ -226,7 +226,7 @@ func TestKinetoFastPaths(t *testing.T) {
 
 // TestFastPathErrors checks that text the fast paths do not read gives the
 // error the general parse gives. (What follows a member that decides the
-// event is dropped is only balanced, not checked: see skipRest.)
+// event is dropped is only balanced, not checked: see SkipRest.)
 func TestFastPathErrors(t *testing.T) {
 	for _, ev := range []string{
 		`{"ph": "f", "id": 44, "pid": 0, "tid": 7, "ts": 5, "cat": "ac2g" x, "name": "a"}`,
@@ -245,7 +245,7 @@ func TestFastPathErrors(t *testing.T) {
 }
 
 // TestLaunchDims checks that launchDims, where it reads an array, reads
-// what argValue and dims read, and leaves the rest to them.
+// what Value and dims read, and leaves the rest to them.
 func TestLaunchDims(t *testing.T) {
 	for _, tc := range []struct {
 		text string
@@ -270,7 +270,7 @@ func TestLaunchDims(t *testing.T) {
 		end, err := s.Value(0, &raw)
 		d, e := s.launchDims(0)
 		if (e >= 0) != tc.fast || e >= 0 && (err != nil || e != end || d != dims(raw)) {
-			t.Errorf("launchDims(%q) = %v, %d; argValue %q, %d, %v; dims %v", tc.text, d, e, raw, end, err, dims(raw))
+			t.Errorf("launchDims(%q) = %v, %d; Value %q, %d, %v; dims %v", tc.text, d, e, raw, end, err, dims(raw))
 		}
 	}
 }

@@ -110,7 +110,7 @@ func TestFixedMicrosNS(t *testing.T) {
 func TestNumberFastPaths(t *testing.T) {
 	for _, tc := range []struct {
 		text       string
-		digits, nb bool // digitsArg, numberEnd read it
+		digits, nb bool // Digits, NumberEnd read it
 	}{
 		{"12345,         ", true, true},
 		{"0}      ", true, true},
@@ -132,10 +132,10 @@ func TestNumberFastPaths(t *testing.T) {
 		want, isInt := ParseInt(raw)
 		v, e := s.Digits(0)
 		if (e >= 0) != tc.digits || e >= 0 && (err != nil || e != end || !isInt || v != want) {
-			t.Errorf("digitsArg(%q) = %d, %d; literal %q, %d, %v; ParseInt %d, %v", tc.text, v, e, raw, end, err, want, isInt)
+			t.Errorf("Digits(%q) = %d, %d; literal %q, %d, %v; ParseInt %d, %v", tc.text, v, e, raw, end, err, want, isInt)
 		}
 		if e := s.NumberEnd(0); (e >= 0) != tc.nb || e >= 0 && (err != nil || e != end) {
-			t.Errorf("numberEnd(%q) = %d; literal %q, %d, %v", tc.text, e, raw, end, err)
+			t.Errorf("NumberEnd(%q) = %d; literal %q, %d, %v", tc.text, e, raw, end, err)
 		}
 	}
 }

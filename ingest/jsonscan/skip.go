@@ -237,7 +237,7 @@ func (s *Scanner) skipEventTail(i int) int {
 	}
 	o += i // the first opening brace, before c
 	if bytes.IndexByte(b[o+1:c], '{') >= 0 {
-		return -1 // nested deeper: left to skipRest
+		return -1 // nested deeper: left to SkipRest
 	}
 	const kinetoArgs, kinetoArgsEnd, compactArgs = "\n    \"args\": {", "\n    }\n  }", `,"args":{`
 	if o-i >= len(kinetoArgs)-1 && string(b[o+1-len(kinetoArgs):o+1]) == kinetoArgs &&

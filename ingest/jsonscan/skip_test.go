@@ -25,7 +25,7 @@ func checkSkipRest(t *testing.T, b []byte) {
 	got, err := s.SkipRest(0)
 	want, ok := skipRestSlow(b, 0)
 	if (err == nil) != ok || (ok && got != want) {
-		t.Fatalf("skipRest(%q) = %d, %v; want %d, %v", b, got, err, want, ok)
+		t.Fatalf("SkipRest(%q) = %d, %v; want %d, %v", b, got, err, want, ok)
 	}
 }
 
@@ -141,7 +141,7 @@ func TestSkipEventTail(t *testing.T) {
 		{`,"args":{"s":"x"} }`, false},
 		{`,"args":{"s":1},"x":"}"}`, false},
 		{`,"args":{"s":` + "\n" + `1}}`, false},
-		{`, "x": "a` + "\n" + `  }`, true}, // a newline ends a string, for skipRest
+		{`, "x": "a` + "\n" + `  }`, true}, // a newline ends a string, for SkipRest
 		{`,"pid":652,"args":{"s":1`, false},
 		{`,"pid":652`, false},
 	}
