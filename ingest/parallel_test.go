@@ -59,7 +59,8 @@ func oneLineLayout(doc []byte) []byte {
 
 // TestParallelParseSameTrace reads every real sample and public trace, in
 // Kineto's layout (one member a line), as compact JSON with one event a
-// line and as compact JSON on one line, with its events parsed in chunks
+// line, as compact JSON on one line and with random whitespace between
+// its tokens (tabs, line breaks), with its events parsed in chunks
 // of random sizes on several workers, and checks that the whole Trace is
 // the sequential parse's, field for field, and that most of the text was
 // indeed parsed in chunks.
@@ -72,7 +73,8 @@ func TestParallelParseSameTrace(t *testing.T) {
 		layouts := []struct {
 			name string
 			text []byte
-		}{{"Kineto", kineto}, {"compact, one event a line", compactLayout(kineto)}, {"compact, one line", oneLineLayout(kineto)}}
+		}{{"Kineto", kineto}, {"compact, one event a line", compactLayout(kineto)}, {"compact, one line", oneLineLayout(kineto)},
+			{"random whitespace", randomLayout(kineto, r.Uint64())}}
 		for _, l := range layouts {
 			want, err := readWith(l.text, name, blockSize, nil)
 			if err != nil {
