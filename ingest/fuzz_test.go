@@ -66,7 +66,7 @@ func FuzzRead(f *testing.F) {
 			if errA.Error() != errB.Error() {
 				t.Fatalf("block size changes the error: %v vs %v", errA, errB)
 			}
-			pool := newParsePool(2)
+			pool := newParsePool(2, nil)
 			_, errC := readTrace(bytes.NewReader(data), "fuzz.json", 0, Options{MaxUncompressedBytes: opt.MaxUncompressedBytes, ParseWorkers: 2, pool: pool}, 64)
 			pool.close()
 			if errC == nil || errC.Error() != errA.Error() {
@@ -77,7 +77,7 @@ func FuzzRead(f *testing.F) {
 		if streamCounts(a).refTotals != streamCounts(b).refTotals {
 			t.Fatalf("block size changes the counts")
 		}
-		pool := newParsePool(2)
+		pool := newParsePool(2, nil)
 		opt.ParseWorkers, opt.pool = 2, pool
 		c, errC := readTrace(bytes.NewReader(data), "fuzz.json", 0, opt, 64)
 		pool.close()

@@ -83,7 +83,7 @@ func sharedPool(opt Options) (*parsePool, func()) {
 	if opt.pool != nil || n <= 1 {
 		return opt.pool, func() {}
 	}
-	p := newParsePool(n)
+	p := newParsePool(n, opt.ParseStats)
 	return p, p.close
 }
 

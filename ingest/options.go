@@ -23,6 +23,8 @@ type Options struct {
 	// it to parseWorkers (chunks for a large file on more than two cores).
 	// The report is the same either way.
 	ParseWorkers int
+	// ParseStats, when not nil, counts what the parse over chunks did.
+	ParseStats *ParseStats
 	// GzipWorkers, when > 0, is the number of goroutines decompressing a
 	// gzip file that can be read at offsets: 1 is klauspost's reader,
 	// more the parallel reader of internal/pgzip. Zero leaves it to

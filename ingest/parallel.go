@@ -36,15 +36,26 @@ type parsePool struct {
 	jobs    chan *chunk
 	wg      sync.WaitGroup
 	workers int
-	// built counts the chunks built into traces and their bytes;
-	// stopped, the chunks that ended early (a false boundary, bad text,
-	// the end of the array).
-	built, builtBytes, stopped atomic.Int64
+	stats   *ParseStats
 }
 
-// newParsePool starts n workers.
-func newParsePool(n int) *parsePool {
-	p := &parsePool{jobs: make(chan *chunk, n), workers: n}
+// ParseStats counts what the parse over chunks did, for the reads given
+// it (Options.ParseStats); the counters may be read while they run.
+type ParseStats struct {
+	// Chunks counts the chunks built into traces, Bytes their JSON text
+	// up to where each ended, Stopped those that ended early (at a false
+	// boundary, bad text, the end of the events) and handed the text
+	// from there to the parse in order.
+	Chunks, Bytes, Stopped atomic.Int64
+}
+
+// newParsePool starts n workers, counting in stats (a new ParseStats when
+// nil).
+func newParsePool(n int, stats *ParseStats) *parsePool {
+	if stats == nil {
+		stats = &ParseStats{}
+	}
+	p := &parsePool{jobs: make(chan *chunk, n), workers: n, stats: stats}
 	for range n {
 		p.wg.Go(func() {
 			for c := range p.jobs {
@@ -184,8 +195,8 @@ func (p *builder) build(pool *parsePool, c *chunk) (stop bool, err error) {
 			return true, err
 		}
 	}
-	pool.built.Add(1)
-	pool.builtBytes.Add(int64(c.end))
+	pool.stats.Chunks.Add(1)
+	pool.stats.Bytes.Add(int64(c.end))
 	return c.closed || c.err != nil || c.end != len(c.buf), nil
 }
 
@@ -319,7 +330,7 @@ func (p *builder) finishChunks(s *scanner, cs *chunks) (done bool, err error) {
 // array.
 func (p *builder) stopAt(s *scanner, cs *chunks, c *chunk, err error) (done bool, _ error) {
 	defer c.release()
-	cs.pool.stopped.Add(1)
+	cs.pool.stats.Stopped.Add(1)
 	if err != nil {
 		return false, err
 	}

@@ -82,7 +82,7 @@ func TestParallelParseSameTrace(t *testing.T) {
 			}
 			for range 2 {
 				bs, workers := 1024+r.IntN(128<<10), 2+r.IntN(3)
-				pool := newParsePool(workers)
+				pool := newParsePool(workers, nil)
 				got, err := readWith(l.text, name, bs, pool)
 				pool.close()
 				what := fmt.Sprintf("%s, %s layout, %d-byte chunks, %d workers", filepath.Base(p), l.name, bs, workers)
@@ -92,7 +92,7 @@ func TestParallelParseSameTrace(t *testing.T) {
 				if d := traceDiff(got, want); d != "" {
 					t.Errorf("%s: %s differs from the sequential parse's", what, d)
 				}
-				if share := float64(pool.builtBytes.Load()) / float64(len(l.text)); len(l.text) > 8*bs && share < 0.5 {
+				if share := float64(pool.stats.Bytes.Load()) / float64(len(l.text)); len(l.text) > 8*bs && share < 0.5 {
 					t.Errorf("%s: only %.0f%% of the text was parsed in chunks", what, 100*share)
 				}
 			}
@@ -146,7 +146,7 @@ func TestParallelParseFalseBoundaries(t *testing.T) {
 			want.GPU.Len(), want.Launches.Len(), len(want.Meta.Devices), len(want.Counts.ByCategory))
 	}
 	for _, bs := range []int{97, 256, 1000, 4096, 9000} {
-		pool := newParsePool(3)
+		pool := newParsePool(3, nil)
 		got, err := readWith(text, "false.json", bs, pool)
 		pool.close()
 		if err != nil {
@@ -155,8 +155,8 @@ func TestParallelParseFalseBoundaries(t *testing.T) {
 		if d := traceDiff(got, want); d != "" {
 			t.Errorf("%d-byte chunks: %s differs from the sequential parse's", bs, d)
 		}
-		if pool.stopped.Load() == 0 || pool.built.Load() < 2 {
-			t.Errorf("%d-byte chunks: %d chunks built, %d stopped early: the test does not test the resync", bs, pool.built.Load(), pool.stopped.Load())
+		if pool.stats.Stopped.Load() == 0 || pool.stats.Chunks.Load() < 2 {
+			t.Errorf("%d-byte chunks: %d chunks built, %d stopped early: the test does not test the resync", bs, pool.stats.Chunks.Load(), pool.stats.Stopped.Load())
 		}
 	}
 }
@@ -178,7 +178,7 @@ func TestParallelParseErrors(t *testing.T) {
 			if want == nil {
 				continue // garbage in a string
 			}
-			pool := newParsePool(2)
+			pool := newParsePool(2, nil)
 			_, got := readWith(bad, "bad.json", 8192, pool)
 			pool.close()
 			if got == nil || got.Error() != want.Error() {
@@ -205,7 +205,7 @@ func TestParallelParseSharedPool(t *testing.T) {
 		}
 		found = append(found, dirEntry{path: dst, read: true, open: localSource(dst, 0).Open})
 	}
-	pool := newParsePool(3)
+	pool := newParsePool(3, nil)
 	defer pool.close()
 	c := &collector{set: &Set{Path: dir}, many: true, opt: Options{ParseWorkers: 3, pool: pool}}
 	c.readFiles(found, 4)
@@ -221,8 +221,8 @@ func TestParallelParseSharedPool(t *testing.T) {
 			t.Errorf("%s: %s differs from the sequential parse's", e.path, d)
 		}
 	}
-	if pool.built.Load() < int64(len(found)) {
-		t.Errorf("the shared pool built %d chunks of %d files", pool.built.Load(), len(found))
+	if pool.stats.Chunks.Load() < int64(len(found)) {
+		t.Errorf("the shared pool built %d chunks of %d files", pool.stats.Chunks.Load(), len(found))
 	}
 }
 
@@ -238,7 +238,7 @@ func TestParallelParseBudgetAndProgress(t *testing.T) {
 	}
 	need := Estimate(full.KeptEvents(), int64(full.Strings.Len()), 1)
 	for _, limit := range []int64{need / 2, need} {
-		pool := newParsePool(3)
+		pool := newParsePool(3, nil)
 		b := &Budget{Limit: limit}
 		var last Progress
 		opt := Options{Budget: b, ParseWorkers: 3, pool: pool, Progress: func(p Progress) { last = p }}
@@ -253,7 +253,7 @@ func TestParallelParseBudgetAndProgress(t *testing.T) {
 		case limit >= need && (!last.Done || last.Events != full.Counts.Events || traceDiff(tr, full) != ""):
 			t.Errorf("budget %d of %d: last progress %+v, %s differs; want %d events", limit, need, last, traceDiff(tr, full), full.Counts.Events)
 		}
-		if pool.built.Load() == 0 {
+		if pool.stats.Chunks.Load() == 0 {
 			t.Errorf("budget %d: no chunk built", limit)
 		}
 	}

@@ -107,7 +107,7 @@ func readTrace(r io.Reader, path string, size int64, opt Options, bs int) (*Trac
 	case n > 1 && opt.pool != nil:
 		pool = opt.pool
 	case n > 1:
-		pool = newParsePool(n)
+		pool = newParsePool(n, opt.ParseStats)
 		defer pool.close()
 	}
 	t, err := parse(src, path, size, cr, opt, bs, firstBlock(size, gz), pool)

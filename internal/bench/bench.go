@@ -345,7 +345,7 @@ func (r *Result) write(w io.Writer) {
 		r.Parallel.write(w)
 	}
 	if r.Parse != nil {
-		r.Parse.write(w)
+		r.Parse.write(w, r.UncompressedBytes)
 	}
 	if r.Procs != nil {
 		r.Procs.write(w)

@@ -20,6 +20,12 @@ type ParallelParse struct {
 	IngestPar    Measurement `json:"ingest_parallel_parse"`
 	IngestVsSeq  float64     `json:"ingest_parallel_parse_speed_vs_sequential"`
 	IngestVsGzip float64     `json:"ingest_parallel_parse_speed_vs_gunzip"`
+	// Chunks, ChunkBytes and Stopped are what the last parse in chunks
+	// did (ingest.ParseStats): the chunks built, their JSON bytes, and
+	// those that ended early.
+	Chunks     int64 `json:"chunks"`
+	ChunkBytes int64 `json:"chunk_bytes"`
+	Stopped    int64 `json:"chunks_stopped_early"`
 }
 
 // parseOptions returns the ingest options of a parse on workers
@@ -34,10 +40,14 @@ func (p *ParallelParse) measure(path string, first bool) error {
 	if err != nil {
 		return err
 	}
-	par, err := measure(func() error { return ingestWith(path, parseOptions(p.Workers)) })
+	var st ingest.ParseStats
+	opt := parseOptions(p.Workers)
+	opt.ParseStats = &st
+	par, err := measure(func() error { return ingestWith(path, opt) })
 	if err != nil {
 		return err
 	}
+	p.Chunks, p.ChunkBytes, p.Stopped = st.Chunks.Load(), st.Bytes.Load(), st.Stopped.Load()
 	for _, m := range []struct {
 		to   *Measurement
 		from Measurement
@@ -64,8 +74,13 @@ func (p *ParallelParse) finish(r *Result) {
 }
 
 // write prints the phases and their ratios.
-func (p *ParallelParse) write(w io.Writer) {
-	fmt.Fprintf(w, "\nparallel parse, %d workers on %d cores:\n", p.Workers, runtime.GOMAXPROCS(0))
+func (p *ParallelParse) write(w io.Writer, jsonBytes int64) {
+	share := 0.0
+	if jsonBytes > 0 {
+		share = 100 * float64(p.ChunkBytes) / float64(jsonBytes)
+	}
+	fmt.Fprintf(w, "\nparallel parse, %d workers on %d cores (%.1f%% of the JSON in %d chunks, %d stopped early):\n",
+		p.Workers, runtime.GOMAXPROCS(0), share, p.Chunks, p.Stopped)
 	for _, row := range []struct {
 		name string
 		ph   *Measurement
