@@ -143,6 +143,7 @@ func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Optio
 	rk.TraceKernelUS, rk.TraceCommKernels = p.traceTotals()
 	rk.TopKernels, rk.Unclassified = p.kernelLists(rk.Steps, opt)
 	rk.Layers = p.layerFolds(rk.Steps)
+	rk.CostModel = costModels(rk.Steps)
 	rk.LaunchDelay = launchDelay(p.delays)
 	rk.GraphLaunchDelay = launchDelay(p.graphDelays())
 	p.checks = checkRank(p, &rk)

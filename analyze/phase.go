@@ -3,15 +3,20 @@ package analyze
 // buildSteps turns the step accumulators into Steps.
 func (p *rankPass) buildSteps() []Step {
 	out := make([]Step, len(p.steps))
-	looked := p.embeddingTokens()
+	looked, ctx := p.embeddingTokens(), p.shapeContexts()
 	for i := range p.steps {
 		a, m := &p.steps[i], &p.marks[i]
 		s := Step{Index: i, Name: m.name, Phase: m.phase, PhaseSource: m.phaseSource,
-			Tokens: m.tokens, Batch: m.batch, StartUS: us(m.start),
+			Tokens: m.tokens, Batch: m.batch, Context: m.context, StartUS: us(m.start),
 			KernelUS: us(a.kernelNS), BusyUS: us(a.busyNS), Kernels: a.events,
 			GraphLaunches: a.graphLaunches, Buckets: p.bucketStats(a)}
 		if s.Tokens == 0 {
 			s.Tokens = int(looked[i])
+		}
+		if s.Context > 0 {
+			s.ContextSource = ContextAnnotation
+		} else if ctx[i] > 0 {
+			s.Context, s.ContextSource = int(ctx[i]), ContextRecordShapes
 		}
 		if a.events > 0 {
 			s.SpanUS = us(a.last - a.first)

@@ -58,6 +58,10 @@ type Rank struct {
 	// prefill, mixed, those that fold): per layer and per position in the
 	// layer.
 	Layers []LayerFold `json:"layers,omitempty"`
+	// CostModel fits each phase's per-step times (span and buckets)
+	// against the steps' tokens (or requests) and context (decode,
+	// prefill, mixed: those with steps, each phase on its own).
+	CostModel []CostModel `json:"cost_model,omitempty"`
 	// TopKernels lists per bucket the kernels with the most time (decode
 	// steps when there are any, else all steps).
 	TopKernels map[BucketID][]KernelStat `json:"top_kernels"`
@@ -85,14 +89,23 @@ type Step struct {
 	Phase       string `json:"phase"`        // prefill, decode, mixed, empty (no GPU work) or unknown
 	PhaseSource string `json:"phase_source"` // "annotation" or "inferred: ..."
 	// Tokens and Batch come from the annotation when it says so (0 if not).
-	Tokens   int     `json:"tokens,omitempty"`
-	Batch    int     `json:"batch,omitempty"`
-	StartUS  float64 `json:"start_us"`  // CPU start of the step, trace time base
-	KernelUS float64 `json:"kernel_us"` // sum of kernel durations
-	BusyUS   float64 `json:"busy_us"`   // union of kernel intervals
-	SpanUS   float64 `json:"span_us"`   // first kernel start to last kernel end
-	IdleUS   float64 `json:"idle_us"`   // span minus busy
-	Kernels  int     `json:"kernels"`   // GPU events in the step
+	Tokens int `json:"tokens,omitempty"`
+	Batch  int `json:"batch,omitempty"`
+	// Context is the KV length summed over the step's requests (each
+	// request's computed plus scheduled tokens), from the annotation's
+	// fields where it has them (vLLM's detailed_trace_annotation sk, SGLang's
+	// c_sk/g_sk), else from the step's first attention op with shapes
+	// (record_shapes: batch times key length); 0 when the trace does not
+	// say. Context / Batch is the mean. ContextSource says where it came
+	// from: ContextAnnotation or ContextRecordShapes.
+	Context       int     `json:"context,omitempty"`
+	ContextSource string  `json:"context_source,omitempty"`
+	StartUS       float64 `json:"start_us"`  // CPU start of the step, trace time base
+	KernelUS      float64 `json:"kernel_us"` // sum of kernel durations
+	BusyUS        float64 `json:"busy_us"`   // union of kernel intervals
+	SpanUS        float64 `json:"span_us"`   // first kernel start to last kernel end
+	IdleUS        float64 `json:"idle_us"`   // span minus busy
+	Kernels       int     `json:"kernels"`   // GPU events in the step
 	// GraphLaunches counts CUDA/HIP graph launches issued in the step.
 	GraphLaunches int                     `json:"graph_launches"`
 	Buckets       map[BucketID]BucketStat `json:"buckets"`

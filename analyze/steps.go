@@ -45,6 +45,7 @@ type stepMark struct {
 	phaseSource string
 	tokens      int
 	batch       int
+	context     int // KV length summed over the step's requests; 0 when the mark does not say
 }
 
 // stepFinder recognises one kind of step mark. parse returns ok false for
@@ -58,14 +59,27 @@ type stepFinder struct {
 
 var (
 	reVLLMNewCached = regexp.MustCompile(`^execute_new_(\d+)_cached_(\d+)$`)
-	// execute_[K_]context_N(FIELDS)_generation_M(FIELDS): K is the number
-	// of tokens scheduled, N and M the prefill and decode requests; the
-	// fields in parentheses are token counts in the plain format and other
-	// text (sq.../sk..., 888_788544) in newer ones.
-	reVLLMContext  = regexp.MustCompile(`^execute_(?:(\d+)_)?context_(\d+)\(([^()]*)\)_generation_(\d+)\(([^()]*)\)$`)
+	// execute_[K_]context_N(FIELDS)_generation_M(FIELDS): N and M are the
+	// prefill and decode requests; a field is the phase's scheduled tokens
+	// (vLLM's plain format, execute_context_N(T)_generation_M(G)) or, with
+	// vLLM's detailed_trace_annotation, sqT skS sqsqQ sqskR (reVLLMDetailed),
+	// K then being the tokens scheduled; other text (888_788544) is kept in
+	// the name only.
+	reVLLMContext = regexp.MustCompile(`^execute_(?:(\d+)_)?context_(\d+)\(([^()]*)\)_generation_(\d+)\(([^()]*)\)$`)
+	// reVLLMDetailed is a field of detailed_trace_annotation (vLLM's
+	// ProfilerConfig; the TraceLens patches that add it define the fields):
+	// per phase, sq the scheduled tokens, sk the sum over requests of the
+	// KV length (computed plus scheduled tokens), sqsq and sqsk the sums of
+	// sq*sq and sq*sk.
+	reVLLMDetailed = regexp.MustCompile(`^sq(\d+)sk(\d+)(?:sqsq\d+sqsk\d+)?$`)
 	reProfilerStep = regexp.MustCompile(`^ProfilerStep#(\d+)$`)
 	reSGLang       = regexp.MustCompile(`^step\[([A-Z_]+)([^\]]*)\]$`)
-	reSGLangField  = regexp.MustCompile(`\b(bs|toks)=(\d+)`)
+	// reSGLangField is a key=count field of SGLang's step annotation: bs
+	// (requests) and toks (tokens), and in newer annotations c_sq/g_sq
+	// (prefill/decode tokens) and c_sk/g_sk (KV length summed over the
+	// phase's requests), as in TraceLens issue #818's
+	// "step[DECODE bs=64 g_sqsq=64 g_sqsk=100032 g_sk=100032]".
+	reSGLangField = regexp.MustCompile(`(?:^|\s)(\w+)=(\d+)`)
 	// reExecuteModel is the worker-level execute_model: a record_function
 	// annotation of that name, or a with_stack python_function such as
 	// "vllm/v1/worker/gpu_worker.py(263): execute_model" (V1) or
@@ -105,8 +119,8 @@ func stepFinders(userRegex *regexp.Regexp) []stepFinder {
 
 // parseVLLM reads vLLM's step annotation families: execute_new_N_cached_M
 // and execute_[K_]context_N(...)_generation_M(...), with any text in the
-// parentheses. Request counts always parse; token counts only where the
-// fields are plain numbers (the name keeps the rest).
+// parentheses. Request counts always parse; token counts and the context
+// where the fields say them (vllmFields).
 func parseVLLM(n string) (stepMark, bool) {
 	if !strings.HasPrefix(n, "execute_") {
 		return stepMark{}, false
@@ -121,14 +135,34 @@ func parseVLLM(n string) (stepMark, bool) {
 	}
 	ctx, gen := atoi(m[2]), atoi(m[4])
 	s := stepMark{phase: phaseOf(ctx, gen), phaseSource: "annotation: context/generation requests", batch: ctx + gen}
-	if m[1] != "" {
+	ct, ck, cok := vllmField(m[3], ctx)
+	gt, gk, gok := vllmField(m[5], gen)
+	switch {
+	case cok && gok:
+		s.tokens = ct + gt
+	case m[1] != "":
 		s.tokens = atoi(m[1])
-	} else if a, ok := plainCount(m[3]); ok {
-		if b, ok := plainCount(m[5]); ok {
-			s.tokens = a + b
-		}
+	}
+	if ck >= 0 && gk >= 0 {
+		s.context = ck + gk
 	}
 	return s, true
+}
+
+// vllmField reads one parenthesised field of a phase with reqs requests:
+// its tokens (ok false when the field says none) and its context, the KV
+// length summed over the requests (-1 when the field does not say it; 0
+// for a phase without requests).
+func vllmField(f string, reqs int) (tokens, context int, ok bool) {
+	if d := reVLLMDetailed.FindStringSubmatch(f); d != nil {
+		return atoi(d[1]), atoi(d[2]), true
+	}
+	context = -1
+	if reqs == 0 {
+		context = 0
+	}
+	tokens, ok = plainCount(f)
+	return tokens, context, ok
 }
 
 // phaseOf names the phase of a step with ctx prefill requests and gen
@@ -162,13 +196,15 @@ func parseSGLang(n string) (stepMark, bool) {
 	default:
 		s.phase = PhaseUnknown
 	}
-	for _, f := range reSGLangField.FindAllStringSubmatch(m[2], -1) {
-		if f[1] == "bs" {
-			s.batch = atoi(f[2])
-		} else {
-			s.tokens = atoi(f[2])
-		}
+	f := make(map[string]int)
+	for _, kv := range reSGLangField.FindAllStringSubmatch(m[2], -1) {
+		f[kv[1]] = atoi(kv[2])
 	}
+	s.batch, s.tokens = f["bs"], f["toks"]
+	if s.tokens == 0 {
+		s.tokens = f["c_sq"] + f["g_sq"]
+	}
+	s.context = f["c_sk"] + f["g_sk"]
 	return s, true
 }
 

@@ -10,37 +10,44 @@ import (
 
 func TestParseStepAnnotations(t *testing.T) {
 	tests := []struct {
-		name          string
-		parse         func(string) (stepMark, bool)
-		ok            bool
-		phase         string
-		tokens, batch int
+		name                   string
+		parse                  func(string) (stepMark, bool)
+		ok                     bool
+		phase                  string
+		tokens, batch, context int
 	}{
-		{"execute_new_0_cached_32", parseVLLM, true, PhaseDecode, 0, 32},
-		{"execute_new_4_cached_0", parseVLLM, true, PhasePrefill, 0, 4},
-		{"execute_new_2_cached_30", parseVLLM, true, PhaseMixed, 0, 32},
-		{"execute_context_0(0)_generation_32(32)", parseVLLM, true, PhaseDecode, 32, 32},
-		{"execute_context_3(2048)_generation_0(0)", parseVLLM, true, PhasePrefill, 2048, 3},
-		{"execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)", parseVLLM, true, PhaseDecode, 32, 32},
-		{"execute_8192_context_9(sq8155sk8430sqsq7475785sqsk7671310)_generation_37(sq37sk34489sqsq37sqsk34489)", parseVLLM, true, PhaseMixed, 8192, 46},
-		{"execute_context_1(888_788544)_generation_0(0)", parseVLLM, true, PhasePrefill, 0, 1},
-		{"execute_context_2(17)_generation_30(sq30sk900)", parseVLLM, true, PhaseMixed, 0, 32},
-		{"execute_512_context_1(888_788544)_generation_3(3)", parseVLLM, true, PhaseMixed, 512, 4},
-		{"execute_context_0(0)_generation_0(0)", parseVLLM, true, PhaseUnknown, 0, 0},
-		{"execute_context_1(2)_generation_0", parseVLLM, false, "", 0, 0},
-		{"execute_model", parseVLLM, false, "", 0, 0},
-		{"step[DECODE bs=32]", parseSGLang, true, PhaseDecode, 0, 32},
-		{"step[EXTEND bs=15 toks=15360]", parseSGLang, true, PhasePrefill, 15360, 15},
-		{"step[PREFILL bs=2 toks=900]", parseSGLang, true, PhasePrefill, 900, 2},
-		{"step[MIXED bs=8 toks=300]", parseSGLang, true, PhaseMixed, 300, 8},
-		{"step[IDLE]", parseSGLang, true, PhaseUnknown, 0, 0},
-		{"stepper", parseSGLang, false, "", 0, 0},
+		{"execute_new_0_cached_32", parseVLLM, true, PhaseDecode, 0, 32, 0},
+		{"execute_new_4_cached_0", parseVLLM, true, PhasePrefill, 0, 4, 0},
+		{"execute_new_2_cached_30", parseVLLM, true, PhaseMixed, 0, 32, 0},
+		{"execute_context_0(0)_generation_32(32)", parseVLLM, true, PhaseDecode, 32, 32, 0},
+		{"execute_context_3(2048)_generation_0(0)", parseVLLM, true, PhasePrefill, 2048, 3, 0},
+		{"execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)", parseVLLM, true, PhaseDecode, 32, 32, 55086},
+		{"execute_8192_context_9(sq8155sk8430sqsq7475785sqsk7671310)_generation_37(sq37sk34489sqsq37sqsk34489)", parseVLLM, true, PhaseMixed, 8192, 46, 8430 + 34489},
+		{"execute_context_1(888_788544)_generation_0(0)", parseVLLM, true, PhasePrefill, 0, 1, 0},
+		{"execute_context_2(17)_generation_30(sq30sk900)", parseVLLM, true, PhaseMixed, 47, 32, 0},
+		{"execute_context_0(0)_generation_30(sq30sk900)", parseVLLM, true, PhaseDecode, 30, 30, 900},
+		{"execute_512_context_1(888_788544)_generation_3(3)", parseVLLM, true, PhaseMixed, 512, 4, 0},
+		// Plain fields say the tokens; a leading number then is not read
+		// as them (the sample generator's engine step).
+		{"execute_27_context_0(0)_generation_5(5)", parseVLLM, true, PhaseDecode, 5, 5, 0},
+		{"execute_context_0(0)_generation_0(0)", parseVLLM, true, PhaseUnknown, 0, 0, 0},
+		{"execute_context_1(2)_generation_0", parseVLLM, false, "", 0, 0, 0},
+		{"execute_model", parseVLLM, false, "", 0, 0, 0},
+		{"step[DECODE bs=32]", parseSGLang, true, PhaseDecode, 0, 32, 0},
+		{"step[EXTEND bs=15 toks=15360]", parseSGLang, true, PhasePrefill, 15360, 15, 0},
+		{"step[PREFILL bs=2 toks=900]", parseSGLang, true, PhasePrefill, 900, 2, 0},
+		{"step[MIXED bs=8 toks=300]", parseSGLang, true, PhaseMixed, 300, 8, 0},
+		{"step[IDLE]", parseSGLang, true, PhaseUnknown, 0, 0, 0},
+		{"step[EXTEND bs=1 toks=1025 c_sqsq=1050625 c_sqsk=1050625 c_sk=1025]", parseSGLang, true, PhasePrefill, 1025, 1, 1025},
+		{"step[DECODE bs=64 g_sqsq=64 g_sqsk=100032 g_sk=100032]", parseSGLang, true, PhaseDecode, 0, 64, 100032},
+		{"step[MIXED bs=66 c=2 g=64 c_sq=2048 c_sk=2048 c_sqsq=2097152 c_sqsk=2097152 g_sq=64 g_sk=65600 g_sqsq=64 g_sqsk=65600]", parseSGLang, true, PhaseMixed, 2112, 66, 2048 + 65600},
+		{"stepper", parseSGLang, false, "", 0, 0, 0},
 	}
 	for _, tt := range tests {
 		m, ok := tt.parse(tt.name)
-		if ok != tt.ok || m.phase != tt.phase || m.tokens != tt.tokens || m.batch != tt.batch {
-			t.Errorf("%s: got ok=%v phase=%q tokens=%d batch=%d, want %v %q %d %d",
-				tt.name, ok, m.phase, m.tokens, m.batch, tt.ok, tt.phase, tt.tokens, tt.batch)
+		if ok != tt.ok || m.phase != tt.phase || m.tokens != tt.tokens || m.batch != tt.batch || m.context != tt.context {
+			t.Errorf("%s: got ok=%v phase=%q tokens=%d batch=%d context=%d, want %v %q %d %d %d",
+				tt.name, ok, m.phase, m.tokens, m.batch, m.context, tt.ok, tt.phase, tt.tokens, tt.batch, tt.context)
 		}
 	}
 }

@@ -180,10 +180,27 @@ func (s *Server) getRun(c echo.Context) error {
 	return c.JSON(http.StatusOK, r)
 }
 
+// predictParam is the report request's workload to estimate the step at
+// (analyze.ParseWorkload: batch=64,context=4096), for that request only.
+const predictParam = "predict"
+
+// predicted returns rep with each cost model's prediction at the workload
+// the request named; rep itself when it named none.
+func predicted(rep *analyze.Report, workload string) (*analyze.Report, error) {
+	if workload == "" {
+		return rep, nil
+	}
+	w, err := analyze.ParseWorkload(workload)
+	if err != nil {
+		return nil, badRequest("?%s=: %v", predictParam, err)
+	}
+	return analyze.WithPrediction(rep, w), nil
+}
+
 // getReport handles GET /api/v1/runs/{id}/report?format=: the stored
 // JSON, or the report in another of the driver's formats.
 func (s *Server) getReport(c echo.Context) error {
-	if err := knownParams(c.QueryParams(), "format", linkParam); err != nil {
+	if err := knownParams(c.QueryParams(), "format", linkParam, predictParam); err != nil {
 		return err
 	}
 	format := c.QueryParam("format")
@@ -192,6 +209,9 @@ func (s *Server) getReport(c echo.Context) error {
 	}
 	rep, _, err := s.linkedReport(c.Request().Context(), c.Param("id"), c.QueryParam(linkParam))
 	if err != nil {
+		return err
+	}
+	if rep, err = predicted(rep, c.QueryParam(predictParam)); err != nil {
 		return err
 	}
 	if format == "" || format == "json" {

@@ -58,6 +58,8 @@ func Formats() []Format {
 			render.WriteLayersCSV, nil},
 		{"csv-slots", "one row per rank, phase and position in the layer: kernel, grid, block, duration", typeCSV,
 			render.WriteSlotsCSV, nil},
+		{"csv-costmodel", "one row per rank, phase and fitted time (step span, each bucket): slopes against tokens (or requests) and context, R², verdict, and the --predict estimate", typeCSV,
+			render.WriteCostModelCSV, nil},
 		{"csv-account", "one row per rank, step (and phase mean) and part of the step-time account; a step's parts add up to its span", typeCSV,
 			render.WriteAccountCSV, nil},
 	}

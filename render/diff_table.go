@@ -34,6 +34,7 @@ func diffBlocks(d *diff.Diff) []block {
 	}
 	bs = append(bs, diffBandwidthBlocks(d)...)
 	bs = append(bs, diffLayerBlocks(d)...)
+	bs = append(bs, diffCostModelBlocks(d)...)
 	bs = append(bs, diffKernelBlocks(&d.Kernels)...)
 	bs = append(bs, block{Heading: "Metadata", Level: 2}, block{Table: diffMetaTable(d.Metadata)})
 	if len(d.Warnings) > 0 {

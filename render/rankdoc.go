@@ -26,6 +26,7 @@ func rankBlocks(r *analyze.Report, rk *analyze.Rank) []block {
 	bs = append(bs, commBlock(r, pv))
 	bs = append(bs, kernelBlocks(r.Buckets, rk, pv)...)
 	bs = append(bs, layerBlocks(r.Buckets, rk, pv)...)
+	bs = append(bs, costModelBlocks(r.Buckets, rk)...)
 	var notes []string
 	notes = append(notes, launchText(rk.LaunchDelay, rk.GraphLaunchDelay))
 	if rk.Outside.Count > 0 {

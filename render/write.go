@@ -89,6 +89,17 @@ func WriteSlotsCSV(w io.Writer, r *analyze.Report) error {
 	return writeSlotsCSV(w, r)
 }
 
+// WriteCostModelCSV writes one row per rank x phase x fitted time (the
+// step span and each bucket) of the cost model: slopes against the step's
+// tokens (or requests) and context, R², residual spread, verdict, and the
+// prediction when there is one.
+func WriteCostModelCSV(w io.Writer, r *analyze.Report) error {
+	if r == nil {
+		return errNoReport
+	}
+	return writeCostModelCSV(w, r)
+}
+
 // WriteDiffText writes a comparison of two runs as aligned plain text: the
 // headline first, then the step figures, buckets ordered by the size of
 // their change, transfer and wait, kernels changed, added and removed,

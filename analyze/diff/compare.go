@@ -62,6 +62,7 @@ func compare(base, head *analyze.Report, opt Options) (*Diff, error) {
 	d.Base.Accounts, d.Head.Accounts = rankAccounts(b.ranks, d.Phase), rankAccounts(h.ranks, d.Phase)
 	d.Bandwidth = compareBandwidth(base, head, d.Phase)
 	d.Layers = compareLayers(t, b.ranks, h.ranks, d.Phase)
+	d.CostModel = compareCostModels(b.ranks, h.ranks, d.Phase)
 	d.LaunchDelay = compareLaunchDelay(b.ranks, h.ranks)
 	d.Metadata = metadata(b, h)
 	return d, nil

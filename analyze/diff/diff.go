@@ -53,7 +53,10 @@ type Diff struct {
 	Bandwidth []BandwidthDiff `json:"bandwidth,omitempty"`
 	// Layers compares the steps folded into layers; nil when neither run's
 	// steps fold.
-	Layers      *LayersDiff     `json:"layers,omitempty"`
+	Layers *LayersDiff `json:"layers,omitempty"`
+	// CostModel compares the two runs' cost models of the phase, slope by
+	// slope; nil when neither run's steps were fitted.
+	CostModel   *CostModelDiff  `json:"cost_model,omitempty"`
 	LaunchDelay LaunchDelayDiff `json:"launch_delay"`
 	// Metadata lists every compared key; Differs marks the differences.
 	Metadata []MetaDiff `json:"metadata"`

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"kinetoscope/analyze/diff"
+	"kinetoscope/render"
 )
 
 // diffRows is how many kernels each kernel table of the diff page lists.
@@ -22,6 +23,9 @@ type diffView struct {
 	// Warnings say how the two runs differ in what makes a comparison
 	// fair: GPU, rank count, the phase compared, model.
 	Warnings []string
+	// CostModel compares the runs' cost models (render's view); nil when
+	// neither run's steps were fitted.
+	CostModel *render.CostModelView
 }
 
 // kernelRow is one kernel of the diff page's tables.
@@ -37,7 +41,7 @@ type kernelRow struct {
 // the runs are not alike. asked is the phase the query asked for ("" for
 // the default, decode).
 func newDiffView(d *diff.Diff, asked string) *diffView {
-	v := &diffView{Warnings: diffWarnings(d, asked)}
+	v := &diffView{Warnings: diffWarnings(d, asked), CostModel: render.DiffCostModelView(d)}
 	for _, k := range d.Kernels.Changed {
 		v.Changed = append(v.Changed, kernelRow{Name: k.Name, Match: k.Match, Bucket: string(k.Bucket),
 			BaseUS: k.BaseUSPerStep, HeadUS: k.HeadUSPerStep, BaseCalls: k.BaseCallsPerStep, HeadCalls: k.HeadCallsPerStep})

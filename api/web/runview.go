@@ -31,6 +31,12 @@ type runView struct {
 	// LayerSummary its line (nil and "" when those steps did not fold).
 	Layers       *analyze.LayerFold
 	LayerSummary string
+	// CostModels lays out the rank's cost models (render's views), with
+	// the prediction the page's ?predict= asked for; Predict is that
+	// workload as asked, PredictError why it could not be read.
+	CostModels   []render.CostModelView
+	Predict      string
+	PredictError string
 }
 
 // bucketRow is one bucket of the selected rank's phase.
@@ -66,6 +72,7 @@ func newRunView(r *analyze.Report, rankQuery, stepQuery string) *runView {
 	if v.Layers = render.ShownLayers(v.Rank); v.Layers != nil {
 		v.LayerSummary = render.LayerSummary(v.Layers)
 	}
+	v.CostModels = render.CostModelViews(reportBuckets(r), v.Rank)
 	v.Timeline = newTimelineView(r, v.Rank, v.Phase, stepQuery)
 	step := ""
 	if stepQuery != "" && v.Timeline != nil {

@@ -163,7 +163,16 @@ func (p *Pages) run(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	predict, predictErr := c.QueryParam("predict"), ""
+	if predict != "" {
+		if w, err := analyze.ParseWorkload(predict); err != nil {
+			predictErr = err.Error()
+		} else {
+			rep = analyze.WithPrediction(rep, w)
+		}
+	}
 	view := newRunView(rep, c.QueryParam("rank"), c.QueryParam("step"))
+	view.Predict, view.PredictError = predict, predictErr
 	outs := p.b.Outputs()
 	hasKind := map[string]bool{}
 	for _, k := range outs.RunCharts {

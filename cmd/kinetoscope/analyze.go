@@ -16,7 +16,7 @@ import (
 
 // analyzeUsage is the analyze command's synopsis.
 func analyzeUsage() string {
-	return `usage: kinetoscope analyze PATH... [--format ` + reportFormatList() + `] [--rules FILE] [--step-regex RE] [--rank N] [--rank FILE=N]... [--link L] [--launch-gap-us US]
+	return `usage: kinetoscope analyze PATH... [--format ` + reportFormatList() + `] [--rules FILE] [--step-regex RE] [--rank N] [--rank FILE=N]... [--link L] [--launch-gap-us US] [--predict batch=N,context=N]
 
 Classifies every GPU kernel into buckets (AllReduce, GEMM, attention, ...),
 cuts each rank's trace into engine steps (prefill / decode, CUDA-graph
@@ -35,6 +35,9 @@ type analyzeArgs struct {
 	opt    analyze.Options
 	rank   int // the rank whose sections are shown; -1 for all
 	ranks  ingest.RankAssignments
+	// predict is the workload to estimate each phase's step at from its
+	// cost model; nil when none was named.
+	predict *analyze.Workload
 }
 
 // runAnalyze is the analyze command.
@@ -52,6 +55,9 @@ func runAnalyze(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	r := run.Report
+	if a.predict != nil {
+		r = analyze.WithPrediction(r, *a.predict)
+	}
 	if a.rank >= 0 {
 		if r, err = driver.SelectRank(r, a.rank); err != nil {
 			return err
@@ -88,6 +94,14 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (analyzeArgs, error) {
 		return nil
 	})
 	fs.Float64Var(&a.opt.OtherThreshold, "other-threshold", analyze.DefaultOtherThreshold, "percent of decode kernel time left unclassified (bucket Other) above which the headline says the rules miss kernels")
+	fs.Func("predict", "estimate each phase's step at this workload from its cost model: batch=N (requests), tokens=N, context=N (KV length per request), e.g. batch=64,context=4096; an estimate, extrapolation warned", func(s string) error {
+		w, err := analyze.ParseWorkload(s)
+		if err != nil {
+			return err
+		}
+		a.predict = &w
+		return nil
+	})
 	rankFlag(fs, "N: show this rank's sections only (the run is still analysed, and aligned, across every rank)", &a.rank, a.ranks)
 	paths, err := parseInterspersed(fs, args)
 	if err != nil {

@@ -96,7 +96,24 @@ func outputCases(t *testing.T) []outputCase {
 			cs = append(cs, outputCase{id + " chart " + k, []string{"chart", "--kind", k, pr[0], pr[1]}, true})
 		}
 	}
+	// The cost model's estimate (--predict, an extrapolation beside an
+	// interpolation) and the diff of two runs' fits, on the sweeps.
+	sweep, marlin := runOf(runs, "batch_sweep"), runOf(runs, "marlin_sweep")
+	for _, w := range []string{"batch=48,context=3000", "batch=128,context=8192"} {
+		cs = append(cs, outputCase{"batch_sweep analyze csv-costmodel predict " + w, []string{"analyze", "--format", "csv-costmodel", "--predict", w, sweep}, false})
+	}
+	cs = append(cs, outputCase{"batch_sweep vs marlin_sweep diff table", []string{"diff", "--format", "table", sweep, marlin}, false})
 	return cs
+}
+
+// runOf returns the run of runs whose base name is name.
+func runOf(runs []string, name string) string {
+	for _, r := range runs {
+		if filepath.Base(r) == name {
+			return r
+		}
+	}
+	return name
 }
 
 // TestOutputsUnchanged runs every output of outputCases and compares it with
