@@ -1,5 +1,7 @@
 package ingest
 
+import "kinetoscope/ingest/jsonscan"
+
 // argVals are the event args the model keeps, raw or parsed.
 type argVals struct {
 	correlation, external, bytes int64
@@ -31,8 +33,8 @@ func (s *scanner) args(ev *rawEvent, a *argVals) error {
 		return nil
 	}
 	if _, err := s.parseArgs(ev.args, ev.class, a); err != nil {
-		if err == errShort {
-			return s.syntax(ev.args, "malformed args object")
+		if err == jsonscan.ErrShort {
+			return s.Syntax(ev.args, "malformed args object")
 		}
 		return err
 	}
@@ -46,7 +48,7 @@ func (s *scanner) args(ev *rawEvent, a *argVals) error {
 func (s *scanner) parseArgs(i int, c category, a *argVals) (int, error) {
 	*a = argVals{coll: rawColl{seq: -1}}
 	layout, k := argLayouts[c], 0
-	i, done, err := s.open(i, "an args object")
+	i, done, err := s.Open(i, "an args object")
 	for !done && err == nil {
 		var key argKey
 		if j := s.layoutMember(i, layout, k); j >= 0 {
@@ -54,7 +56,7 @@ func (s *scanner) parseArgs(i int, c category, a *argVals) (int, error) {
 			k++
 		} else {
 			var raw []byte
-			if raw, i, err = s.key(i); err != nil {
+			if raw, i, err = s.Key(i); err != nil {
 				return 0, err
 			}
 			key, k = argKeyOf(raw), resync(layout, k, raw)
@@ -62,7 +64,7 @@ func (s *scanner) parseArgs(i int, c category, a *argVals) (int, error) {
 		if i, err = s.argField(key, i, a); err != nil {
 			return 0, err
 		}
-		i, done, err = s.after(i, "args")
+		i, done, err = s.After(i, "args")
 	}
 	return i, err
 }
@@ -74,7 +76,7 @@ func (s *scanner) layoutMember(i int, layout []layoutKey, k int) int {
 	if k >= len(layout) {
 		return -1
 	}
-	b, text := s.buf, layout[k].text
+	b, text := s.Buf, layout[k].text
 	j := i + len(text)
 	if j+1 >= len(b) || string(b[i:j]) != text {
 		return -1
@@ -243,13 +245,13 @@ func (s *scanner) argField(key argKey, i int, a *argVals) (int, error) {
 			return e, nil
 		}
 	case argOther:
-		if e := s.numberEnd(i); e >= 0 {
+		if e := s.NumberEnd(i); e >= 0 {
 			return e, nil
 		}
-		return s.skip(i)
+		return s.Skip(i)
 	}
 	var raw []byte
-	next, err := s.argValue(i, &raw)
+	next, err := s.Value(i, &raw)
 	if err != nil {
 		return 0, err
 	}
@@ -281,7 +283,7 @@ func (s *scanner) argField(key argKey, i int, a *argVals) (int, error) {
 // intArg parses the integer value at i into dst, and sets ok (when not
 // nil) to whether it was one.
 func (s *scanner) intArg(i int, dst *int64, ok *bool) (int, error) {
-	if v, e := s.digitsArg(i); e >= 0 {
+	if v, e := s.Digits(i); e >= 0 {
 		*dst = v
 		if ok != nil {
 			*ok = true
@@ -289,38 +291,15 @@ func (s *scanner) intArg(i int, dst *int64, ok *bool) (int, error) {
 		return e, nil
 	}
 	var raw []byte
-	next, err := s.argValue(i, &raw)
+	next, err := s.Value(i, &raw)
 	if err != nil {
 		return 0, err
 	}
-	v, isInt := parseInt(raw)
+	v, isInt := jsonscan.ParseInt(raw)
 	*dst = v
 	if ok != nil {
 		*ok = isInt
 	}
-	return next, nil
-}
-
-// argValue scans any value at i: a string's raw content, or the text of a
-// literal, array or object.
-func (s *scanner) argValue(i int, raw *[]byte) (int, error) {
-	if i < len(s.buf) {
-		switch s.buf[i] {
-		case '"':
-			r, next, err := s.str(i)
-			*raw = r
-			return next, err
-		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			r, next, err := s.literal(i)
-			*raw = r
-			return next, err
-		}
-	}
-	next, err := s.skip(i)
-	if err != nil {
-		return 0, err
-	}
-	*raw = s.buf[i:next]
 	return next, nil
 }
 
@@ -349,55 +328,19 @@ func dims(raw []byte) [3]int32 {
 	return d
 }
 
-// digitsArg returns the value of the unsigned integer at i, and the
-// position after it, when the general parse would read it as a whole
-// literal: at most 18 digits (no overflow), followed by a byte that no
-// literal holds. Otherwise it returns -1 for the position.
-func (s *scanner) digitsArg(i int) (v int64, next int) {
-	b := s.buf
-	e := digitsEnd(b, i)
-	if e <= i || e-i > 18 || literalBytes[b[e]] {
-		return 0, -1
-	}
-	for _, c := range b[i:e] {
-		v = v*10 + int64(c-'0')
-	}
-	return v, e
-}
-
-// numberEnd returns the position after the unsigned decimal number at i,
-// digits with a fraction or not, when the general parse would read it as a
-// whole literal (a byte that no literal holds follows it), or -1.
-func (s *scanner) numberEnd(i int) int {
-	b := s.buf
-	e := digitsEnd(b, i)
-	if e <= i {
-		return -1
-	}
-	if b[e] == '.' {
-		if e = digitsEnd(b, e+1); e < 0 {
-			return -1
-		}
-	}
-	if literalBytes[b[e]] {
-		return -1
-	}
-	return e
-}
-
 // launchDims reads the launch dimension array at i when it is three
 // unsigned integers of at most nine digits, each comma followed by one
 // space or none, as Kineto writes grid and block ("[512, 2, 1]"): the
-// dims that argValue and dims read from it, and the position after it.
+// dims that Value and dims read from it, and the position after it.
 // Otherwise it returns -1 for the position.
 func (s *scanner) launchDims(i int) (d [3]int32, next int) {
-	b := s.buf
+	b := s.Buf
 	if i >= len(b) || b[i] != '[' {
 		return d, -1
 	}
 	j := i + 1
 	for k := range d {
-		e := digitsEnd(b, j)
+		e := jsonscan.DigitsEnd(b, j)
 		if e <= j || e-j > 9 || e+1 >= len(b) {
 			return d, -1
 		}

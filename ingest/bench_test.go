@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -109,15 +110,25 @@ func BenchmarkRead(b *testing.B) {
 	}
 }
 
-// BenchmarkParse is ingest of already decompressed JSON: the parser alone.
-func BenchmarkParse(b *testing.B) {
+// BenchmarkParse is ingest of already decompressed JSON: the parser
+// alone, the events parsed in order whatever the cores.
+func BenchmarkParse(b *testing.B) { benchParse(b, Options{ParseWorkers: 1}) }
+
+// BenchmarkParseChunks is BenchmarkParse with the events parsed in
+// chunks on every core but one (at least two): compare the two.
+func BenchmarkParseChunks(b *testing.B) {
+	benchParse(b, Options{ParseWorkers: max(runtime.GOMAXPROCS(0)-1, 2)})
+}
+
+// benchParse times ingest of the bench traces' JSON text with opt.
+func benchParse(b *testing.B, opt Options) {
 	for name, data := range benchTraces(b) {
 		text := gunzip(b, data) // once: b.Run calls f again for each b.N
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
 			loop(b, func() {
-				if _, err := Read(bytes.NewReader(text), "bench.json", Options{}); err != nil {
+				if _, err := Read(bytes.NewReader(text), "bench.json", opt); err != nil {
 					b.Fatal(err)
 				}
 			})

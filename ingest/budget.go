@@ -13,7 +13,8 @@ import (
 // bytes a kept event); 1 M kernel events of distinct names at 1,076 MB,
 // 10 M at 11.5 GB (the report and its encoding keep every distinct
 // name: about 940 bytes each beyond the event). A file being read holds
-// its blocks in flight besides (blocksInFlight+2 of blockSize).
+// its blocks in flight besides (jsonscan.BlocksInFlight+2 of
+// jsonscan.BlockSize).
 const (
 	BudgetBytesPerEvent = 140
 	BudgetBytesPerName  = 1000

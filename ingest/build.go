@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"kinetoscope/ingest/jsonscan"
 )
 
 // builder turns raw events into a Trace.
@@ -41,20 +43,8 @@ func newBuilder(path string) *builder {
 
 // add counts the event in ev and keeps what the model needs.
 func (p *builder) add(s *scanner, ev *rawEvent) error {
-	p.t.Counts.Events++
 	c := ev.class
-	if c == catOther {
-		if n, ok := p.other[string(ev.cat)]; ok { // no allocation for a lookup
-			*n++
-		} else {
-			p.newCategory(ev.cat)
-		}
-	} else {
-		p.cats[c]++
-	}
-	if c == catPython {
-		p.t.Counts.PythonFunctions++
-	}
+	p.countEvents(c, ev.cat, 1)
 	if ev.dropped {
 		return nil
 	}
@@ -80,8 +70,7 @@ func (p *builder) add(s *scanner, ev *rawEvent) error {
 	if string(ev.ph) != "X" {
 		return nil
 	}
-	start, ok1 := parseMicrosNS(ev.ts)
-	dur, ok2 := parseMicrosNS(ev.dur)
+	start, dur, ok1, ok2 := ev.times()
 	if !ok1 || !ok2 || start > math.MaxInt64-max(dur, 0) {
 		p.badTimes++
 		return nil
@@ -104,18 +93,41 @@ const maxCategories = 1024
 // maxCategories are counted under.
 const otherCategories = "(other categories)"
 
-// newCategory counts the first event of a category not counted yet.
-func (p *builder) newCategory(cat []byte) {
+// countEvents counts n events of class c; cat is their category, for
+// catOther. It is inlined into add, once an event.
+func (p *builder) countEvents(c category, cat []byte, n int64) {
+	p.t.Counts.Events += n
+	if c == catOther {
+		p.countOther(cat, n)
+		return
+	}
+	p.cats[c] += n
+}
+
+// countOther counts n events of the category cat, of no known class. It
+// is kept out of line so that countEvents is inlined into add.
+//
+//go:noinline
+func (p *builder) countOther(cat []byte, n int64) {
+	if k, ok := p.other[string(cat)]; ok { // no allocation for a lookup
+		*k += n
+		return
+	}
+	p.newCategory(cat, n)
+}
+
+// newCategory counts the first n events of a category not counted yet.
+func (p *builder) newCategory(cat []byte, n int64) {
 	key := string(cat)
 	if len(p.other) >= maxCategories {
 		key = otherCategories
-		if n, ok := p.other[key]; ok {
-			*n++
+		if k, ok := p.other[key]; ok {
+			*k += n
 			return
 		}
 		p.warn("more than %d distinct categories: the events of the others are counted under %q", maxCategories, key)
 	}
-	p.other[key] = new(int64(1))
+	p.other[key] = new(n)
 }
 
 // keep stores an X event of a kept category.
@@ -147,7 +159,7 @@ func (p *builder) keep(c category, ev *rawEvent, start, dur int64) error {
 	case catGPUAnnotation:
 		stream := a.stream
 		if !a.hasStream {
-			stream, _ = parseInt(ev.tid)
+			stream, _ = jsonscan.ParseInt(ev.tid)
 		}
 		p.t.Annotations.Append(Annotation{Start: start, Dur: dur, Name: p.name(ev),
 			Thread: int32(stream), GPU: true})
@@ -185,11 +197,11 @@ func (p *builder) gpuEvent(c category, ev *rawEvent, start, dur int64) {
 		g.Kind = KindMemset
 	}
 	if !a.hasDev {
-		d, _ := parseInt(ev.pid)
+		d, _ := jsonscan.ParseInt(ev.pid)
 		g.Device = int16(d)
 	}
 	if !a.hasStream {
-		st, _ := parseInt(ev.tid)
+		st, _ := jsonscan.ParseInt(ev.tid)
 		g.Stream = int32(st)
 	}
 	if a.coll.present {
@@ -350,8 +362,9 @@ func (p *builder) finish() {
 		}
 	}
 	c.UnreadableTimes, c.NegativeDurs = p.badTimes, p.negDurs
+	c.PythonFunctions = p.cats[catPython]
 	p.setRank()
-	if w := p.long.warning(maxValueBytes); w != "" {
+	if w := p.long.warning(jsonscan.MaxValueBytes); w != "" {
 		p.warn("%s", w)
 	}
 	if p.badTimes > 0 {

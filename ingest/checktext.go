@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+
+	"kinetoscope/ingest/jsonscan"
 )
 
 // checkTraceText reads the rest of a JSON text whose first byte, first
@@ -92,7 +94,7 @@ func newTextCheck(first byte) *textCheck {
 func indexStringEnd(b []byte, i int) int {
 	for ; i+8 <= len(b); i += 8 {
 		w := binary.LittleEndian.Uint64(b[i:])
-		if m := zeroBytes(w^lows*'"') | zeroBytes(w^lows*'\\'); m != 0 {
+		if m := jsonscan.ZeroBytes(w^jsonscan.Lows*'"') | jsonscan.ZeroBytes(w^jsonscan.Lows*'\\'); m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
 	}
@@ -203,16 +205,16 @@ func (c *textCheck) scanValue(b []byte, i int) int {
 			continue
 		}
 		w := binary.LittleEndian.Uint64(b[i:])
-		if zeroBytes(w^lows*'\\') != 0 {
+		if jsonscan.ZeroBytes(w^jsonscan.Lows*'\\') != 0 {
 			if j, found := c.scanBytes(b, i, i+8); found {
 				return j
 			}
 			i += 8
 			continue
 		}
-		q := zeroBytes(w^lows*'"') >> 7 // bit 0 of each byte: a quote
-		y := w | lows*0x20              // '[' and ']' as '{' and '}'
-		k := (zeroBytes(y^lows*'{') | zeroBytes(y^lows*'}')) >> 7
+		q := jsonscan.ZeroBytes(w^jsonscan.Lows*'"') >> 7 // bit 0 of each byte: a quote
+		y := w | jsonscan.Lows*0x20                       // '[' and ']' as '{' and '}'
+		k := (jsonscan.ZeroBytes(y^jsonscan.Lows*'{') | jsonscan.ZeroBytes(y^jsonscan.Lows*'}')) >> 7
 		if k == 0 {
 			c.inStr = c.inStr != (bits.OnesCount64(q)&1 == 1)
 			i += 8
@@ -222,7 +224,7 @@ func (c *textCheck) scanValue(b []byte, i int) int {
 		in ^= in << 16
 		in ^= in << 32
 		if c.inStr {
-			in ^= lows
+			in ^= jsonscan.Lows
 		}
 		if out := k &^ in; out != 0 {
 			c.inStr = false

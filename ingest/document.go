@@ -1,22 +1,26 @@
 package ingest
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+
+	"kinetoscope/ingest/jsonscan"
 )
 
 // document parses the whole JSON text: an object with traceEvents and
 // metadata keys, or a bare array of events.
 func (p *builder) document(s *scanner) error {
-	c, err := s.first()
+	c, err := s.First()
+	if err == io.EOF {
+		return fmt.Errorf("%w: empty input", ErrNotTrace)
+	}
 	if err != nil {
 		return err
 	}
 	switch c {
 	case '{':
-		s.pos++
+		s.Pos++
 		if err := p.object(s); err != nil {
 			return err
 		}
@@ -25,12 +29,12 @@ func (p *builder) document(s *scanner) error {
 			return err
 		}
 	default:
-		if what := fileType(s.buf[s.pos:]); what != "" {
+		if what := fileType(s.Buf[s.Pos:]); what != "" {
 			return fmt.Errorf("%w: not JSON: %s", ErrNotTrace, what)
 		}
 		return fmt.Errorf("%w: not JSON (starts with %q)", ErrNotTrace, c)
 	}
-	return s.end()
+	return s.End()
 }
 
 // fileType names a common kind of file that is not a trace from its first
@@ -59,49 +63,11 @@ func fileType(head []byte) string {
 	return ""
 }
 
-// first skips leading whitespace (and a UTF-8 byte order mark) and returns
-// the first byte of the document.
-func (s *scanner) first() (byte, error) {
-	for {
-		s.pos = s.ws(s.pos)
-		if s.pos+3 <= len(s.buf) && string(s.buf[s.pos:s.pos+3]) == "\xef\xbb\xbf" {
-			s.pos += 3
-			continue
-		}
-		if s.pos < len(s.buf) && (s.pos+3 <= len(s.buf) || s.buf[s.pos] != 0xef) {
-			return s.buf[s.pos], nil
-		}
-		if err := s.more(s.pos); err == io.EOF {
-			if s.pos < len(s.buf) {
-				return s.buf[s.pos], nil
-			}
-			return 0, fmt.Errorf("%w: empty input", ErrNotTrace)
-		} else if err != nil {
-			return 0, err
-		}
-	}
-}
-
-// end checks that only whitespace follows the document.
-func (s *scanner) end() error {
-	for {
-		s.pos = s.ws(s.pos)
-		if s.pos < len(s.buf) {
-			return s.syntax(s.pos, "data after the end of the JSON document")
-		}
-		if err := s.more(s.pos); err == io.EOF {
-			return nil
-		} else if err != nil {
-			return err
-		}
-	}
-}
-
 // object parses the top-level object after its '{'.
 func (p *builder) object(s *scanner) error {
 	seen := false
 	for first := true; ; first = false {
-		key, done, err := s.topKey(first)
+		key, done, err := s.TopKey(first)
 		if err != nil || done {
 			if err == nil && !seen {
 				err = fmt.Errorf("%w: no traceEvents key in the top-level object", ErrNotTrace)
@@ -110,15 +76,15 @@ func (p *builder) object(s *scanner) error {
 		}
 		switch {
 		case key == "traceEvents" && seen:
-			return s.syntax(s.pos, "traceEvents appears twice in the top-level object")
+			return s.Syntax(s.Pos, "traceEvents appears twice in the top-level object")
 		case key == "traceEvents":
 			seen = true
 			err = p.events(s)
-		case s.buf[s.pos] == '{' || s.buf[s.pos] == '[':
+		case s.Buf[s.Pos] == '{' || s.Buf[s.Pos] == '[':
 			if key == "deviceProperties" || key == "distributedInfo" || key == "WARNING" || key == "ERROR" {
 				err = p.rawTop(s, key)
 			} else {
-				err = s.skipStream()
+				err = s.SkipStream()
 			}
 		default:
 			err = p.rawTop(s, key)
@@ -132,63 +98,34 @@ func (p *builder) object(s *scanner) error {
 // rawTop reads a whole top-level value and hands it to topValue.
 func (p *builder) rawTop(s *scanner, key string) error {
 	start := 0
-	err := s.retry(func(i int) (int, error) { start = i; return s.skip(i) })
-	if errors.Is(err, errTooLong) {
+	err := s.Retry(func(i int) (int, error) { start = i; return s.Skip(i) })
+	if errors.Is(err, jsonscan.ErrTooLong) {
 		p.warn("the value of top-level key %q is longer than %d MiB: skipped unread (byte offset %d)",
-			key, s.maxValue>>20, s.base+int64(s.pos))
-		return s.skipStream()
+			key, jsonscan.MaxValueBytes>>20, s.Offset(s.Pos))
+		return s.SkipStream()
 	}
 	if err != nil {
 		return err
 	}
-	return p.topValue(key, s.buf[start:s.pos])
-}
-
-// topKey reads the separator before a top-level key, the key and its colon.
-// done is true at the closing '}'. On return pos is at the value's first
-// byte.
-func (s *scanner) topKey(first bool) (key string, done bool, err error) {
-	err = s.retry(func(i int) (int, error) {
-		i = s.ws(i)
-		if i >= len(s.buf) {
-			return 0, errShort
-		}
-		if s.buf[i] == '}' {
-			done = true
-			return i + 1, nil
-		}
-		if !first {
-			if s.buf[i] != ',' {
-				return 0, s.unexpected(i, "',' or '}' in the top-level object")
-			}
-			i = s.ws(i + 1)
-		}
-		raw, next, err := s.key(i)
-		if err != nil {
-			return 0, err
-		}
-		key = string(raw)
-		return next, nil
-	})
-	return key, done, err
+	return p.topValue(key, s.Buf[start:s.Pos])
 }
 
 // events parses the traceEvents array at pos.
 func (p *builder) events(s *scanner) error {
 	empty := false
-	err := s.retry(func(i int) (int, error) {
-		if i >= len(s.buf) {
-			return 0, errShort
+	err := s.Retry(func(i int) (int, error) {
+		if i >= len(s.Buf) {
+			return 0, jsonscan.ErrShort
 		}
-		if s.buf[i] != '[' {
+		if s.Buf[i] != '[' {
 			return 0, fmt.Errorf("%w: traceEvents is not an array (it starts with %q at byte offset %d)",
-				ErrNotTrace, s.buf[i], s.base+int64(i))
+				ErrNotTrace, s.Buf[i], s.Offset(i))
 		}
-		i = s.ws(i + 1)
-		if i >= len(s.buf) {
-			return 0, errShort
+		i = s.WS(i + 1)
+		if i >= len(s.Buf) {
+			return 0, jsonscan.ErrShort
 		}
-		empty = s.buf[i] == ']'
+		empty = s.Buf[i] == ']'
 		if empty {
 			i++
 		}
@@ -198,10 +135,15 @@ func (p *builder) events(s *scanner) error {
 		return err
 	}
 	for {
-		next, done, err := p.eventStep(s, s.pos)
-		if err == errShort {
-			err = s.more(s.pos)
-			if err == errTooLong {
+		if s.pool != nil { // in chunks, as far as they go; then one event here
+			if done, err := p.parallelEvents(s); err != nil || done {
+				return err
+			}
+		}
+		next, done, err := s.eventStep(s.Pos, &p.ev)
+		if err == jsonscan.ErrShort {
+			err = s.More(s.Pos)
+			if err == jsonscan.ErrTooLong {
 				if skipped, err := p.longSpace(s); err != nil || skipped {
 					if err != nil {
 						return err
@@ -214,14 +156,14 @@ func (p *builder) events(s *scanner) error {
 				continue
 			}
 			if err != nil {
-				return s.eofErr(err)
+				return s.EOFError(err)
 			}
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		s.pos = next
+		s.Pos = next
 		if err := p.add(s, &p.ev); err != nil {
 			return err
 		}
@@ -231,41 +173,22 @@ func (p *builder) events(s *scanner) error {
 	}
 }
 
-// eventStep parses one event and the ',' or ']' after it.
-func (p *builder) eventStep(s *scanner, i int) (int, bool, error) {
-	i, err := s.event(s.eventStart(i), &p.ev)
+// eventStep parses one event at i (after whitespace) into ev, and the ','
+// or ']' after it; done is true after the ']'.
+func (s *scanner) eventStep(i int, ev *rawEvent) (next int, done bool, err error) {
+	i, err = s.event(s.ElementStart(i), ev)
 	if err != nil {
 		return 0, false, err
 	}
-	i = s.ws(i)
-	if i >= len(s.buf) {
-		return 0, false, errShort
+	i = s.WS(i)
+	if i >= len(s.Buf) {
+		return 0, false, jsonscan.ErrShort
 	}
-	switch s.buf[i] {
+	switch s.Buf[i] {
 	case ',':
 		return i + 1, false, nil
 	case ']':
 		return i + 1, true, nil
 	}
-	return 0, false, s.unexpected(i, "',' or ']' after an event")
+	return 0, false, s.Unexpected(i, "',' or ']' after an event")
 }
-
-// eventStart skips the whitespace before an event at i: the line break and
-// two spaces of Kineto's writer and the line break of compact JSON without
-// the general loop.
-func (s *scanner) eventStart(i int) int {
-	b := s.buf
-	if i+4 <= len(b) {
-		switch {
-		case binary.LittleEndian.Uint32(b[i:]) == kinetoEventStart:
-			return i + 3
-		case b[i] == '\n' && b[i+1] == '{':
-			return i + 1
-		}
-	}
-	return s.ws(i)
-}
-
-// kinetoEventStart is what comes before an event's brace in Kineto's
-// layout, with the brace, as read little-endian: "\n  {".
-const kinetoEventStart = 0x7b_2020_0a

@@ -38,7 +38,8 @@ func smallRealTrace(f *testing.F, name string, n int) []byte {
 
 // FuzzRead feeds arbitrary input to the reader. It must never panic or
 // hang, and reading with tiny blocks must give the same result as with
-// normal ones.
+// normal ones, and parsing the events in chunks (of tiny blocks) the
+// same trace, or error, as parsing them in order.
 func FuzzRead(f *testing.F) {
 	f.Add([]byte(handTrace))
 	f.Add([]byte(`[{"ph":"X","cat":"kernel","name":"k","ts":1.5,"dur":2,"args":{"grid":[1,2,3]}}]`))
@@ -65,10 +66,26 @@ func FuzzRead(f *testing.F) {
 			if errA.Error() != errB.Error() {
 				t.Fatalf("block size changes the error: %v vs %v", errA, errB)
 			}
+			pool := newParsePool(2, nil)
+			_, errC := readTrace(bytes.NewReader(data), "fuzz.json", 0, Options{MaxUncompressedBytes: opt.MaxUncompressedBytes, ParseWorkers: 2, pool: pool}, 64)
+			pool.close()
+			if errC == nil || errC.Error() != errA.Error() {
+				t.Fatalf("the parse in chunks changes the error: %v vs %v", errC, errA)
+			}
 			return
 		}
 		if streamCounts(a).refTotals != streamCounts(b).refTotals {
 			t.Fatalf("block size changes the counts")
+		}
+		pool := newParsePool(2, nil)
+		opt.ParseWorkers, opt.pool = 2, pool
+		c, errC := readTrace(bytes.NewReader(data), "fuzz.json", 0, opt, 64)
+		pool.close()
+		if errC != nil {
+			t.Fatalf("the parse in chunks fails where the parse in order does not: %v", errC)
+		}
+		if d := traceDiff(c, b); d != "" {
+			t.Fatalf("the parse in chunks changes the trace's %s", d)
 		}
 		kept := int64(a.GPU.Len() + a.Launches.Len() + a.Annotations.Len() + a.CommOps.Len())
 		if kept > a.Counts.Events {

@@ -38,6 +38,55 @@ func gzipWorkers(size int64, opt Options, sharing int) int {
 	return cores - 1
 }
 
+// minParallelParse is the smallest JSON text, in bytes, parsed in chunks
+// on several cores (see parseWorkers); a gzip file counts as
+// parseGzipRatio times its size (real traces compress 10 to 20 times).
+const (
+	minParallelParse = 32 << 20
+	parseGzipRatio   = 8
+)
+
+// parseWorkers is the one decision of how the JSON text of a file of size
+// bytes (compressed when gz) is parsed: the number of goroutines that scan
+// chunks of its events (parallelEvents), or 1 for the sequential parse.
+// opt.ParseWorkers decides where set; otherwise a large file (size known)
+// on more than two cores gets every core but one (the reader's): the
+// workers of the pool the files of a set share (opt.pool), or as many of
+// its own, the cores shared among the files read at once (sharing: at
+// least 1).
+func parseWorkers(size int64, gz bool, opt Options, sharing int) int {
+	if opt.ParseWorkers != 0 {
+		return max(opt.ParseWorkers, 1)
+	}
+	if gz {
+		size *= parseGzipRatio
+	}
+	cores := runtime.GOMAXPROCS(0) / max(sharing, 1)
+	if opt.pool != nil {
+		cores = opt.pool.workers + 1
+	}
+	if cores <= 2 || size < minParallelParse {
+		return 1
+	}
+	return cores - 1
+}
+
+// sharedPool returns the pool of parse workers that the files of a set
+// read with opt share (opt.pool where set), or nil where none would use
+// it (two cores or fewer), and the function that stops the pool it made:
+// opt.ParseWorkers workers where set, else every core but one.
+func sharedPool(opt Options) (*parsePool, func()) {
+	n := opt.ParseWorkers
+	if n == 0 && runtime.GOMAXPROCS(0) > 2 {
+		n = runtime.GOMAXPROCS(0) - 1
+	}
+	if opt.pool != nil || n <= 1 {
+		return opt.pool, func() {}
+	}
+	p := newParsePool(n, opt.ParseStats)
+	return p, p.close
+}
+
 // openGzip returns the decompressed stream of the gzip file read by br
 // (over cr, over r): klauspost's reader, or the parallel reader of
 // internal/pgzip where gzipWorkers says so and r can be read at offsets.

@@ -169,3 +169,43 @@ func TestParallelGzipProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestParseWorkers is the decision's table: the option where set, else
+// chunks only for a large text (a gzip file counting as parseGzipRatio
+// times its size) on more than two cores: on 2 and 16 cores, and on the
+// cores the test has.
+func TestParseWorkers(t *testing.T) {
+	for _, n := range []int{2, 16, runtimeProcs()} {
+		old := runtime.GOMAXPROCS(n)
+		parseWorkersTable(t)
+		runtime.GOMAXPROCS(old)
+	}
+}
+
+// parseWorkersTable checks parseWorkers on the cores the process has.
+func parseWorkersTable(t *testing.T) {
+	procs := runtimeProcs()
+	many := cond(procs > 2, procs-1, 1)
+	for _, c := range []struct {
+		size    int64
+		gz      bool
+		opt     Options
+		sharing int
+		want    int
+	}{
+		{1 << 30, false, Options{ParseWorkers: 1}, 1, 1},
+		{1 << 10, false, Options{ParseWorkers: 5}, 1, 5},
+		{1 << 10, false, Options{}, 1, 1},
+		{0, false, Options{}, 1, 1},
+		{minParallelParse - 1, false, Options{}, 1, 1},
+		{minParallelParse, false, Options{}, 1, many},
+		{minParallelParse / parseGzipRatio, true, Options{}, 1, many},
+		{minParallelParse/parseGzipRatio - 1, true, Options{}, 1, 1},
+		{1 << 30, true, Options{}, 8, cond(procs/8 > 2, procs/8-1, 1)},
+		{8 << 30, false, Options{}, 1, many},
+	} {
+		if got := parseWorkers(c.size, c.gz, c.opt, c.sharing); got != c.want {
+			t.Errorf("parseWorkers(%d, %v, %+v, %d) on %d cores = %d, want %d", c.size, c.gz, c.opt, c.sharing, procs, got, c.want)
+		}
+	}
+}

@@ -46,3 +46,10 @@ func realTraces(t testing.TB, variant string) []string {
 
 // gunzipFile returns the JSON text of a gzipped trace file.
 func gunzipFile(t testing.TB, path string) []byte { return testkit.Gunzip(t, path) }
+
+// bytesScanner returns a scanner of b alone.
+func bytesScanner(b []byte) *scanner {
+	s := &scanner{}
+	s.InitBytes(b, 0)
+	return s
+}

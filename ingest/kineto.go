@@ -2,8 +2,8 @@ package ingest
 
 import (
 	"bytes"
-	"encoding/binary"
-	"math/bits"
+
+	"kinetoscope/ingest/jsonscan"
 )
 
 // Fast paths for events laid out the way Kineto's writer lays them out:
@@ -29,14 +29,14 @@ const (
 // right after. Other events are left to the general loop (i is returned
 // unchanged).
 func (s *scanner) kinetoPrefix(i int, ev *rawEvent) (next int, done bool, err error) {
-	b := s.buf
-	j := skipEither(b, i, kinetoXCat, compactXCat)
+	b := s.Buf
+	j := jsonscan.SkipEither(b, i, kinetoXCat, compactXCat)
 	if j < 0 {
 		return i, false, nil
 	}
-	q := closingQuote(b, j)
+	q := jsonscan.ClosingQuote(b, j)
 	if q < 0 {
-		return 0, false, errShort
+		return 0, false, jsonscan.ErrShort
 	}
 	ev.ph, ev.cat = phaseX, b[j:q]
 	ev.class = classify(ev.cat)
@@ -45,22 +45,10 @@ func (s *scanner) kinetoPrefix(i int, ev *rawEvent) (next int, done bool, err er
 	}
 	if ev.droppable() {
 		ev.dropped = true
-		next, err = s.skipRest(q + 1)
+		next, err = s.SkipRest(q + 1)
 		return next, true, err
 	}
-	return s.after(q+1, "an event")
-}
-
-// skipEither returns the index right after x or y, whichever stands at
-// b[i:] with at least one byte after it, or -1 when neither does.
-func skipEither(b []byte, i int, x, y string) int {
-	switch {
-	case len(b)-i > len(x) && string(b[i:i+len(x)]) == x:
-		return i + len(x)
-	case len(b)-i > len(y) && string(b[i:i+len(y)]) == y:
-		return i + len(y)
-	}
-	return -1
+	return s.After(q+1, "an event")
 }
 
 // The ways the name member follows the category, up to the name's first
@@ -77,31 +65,31 @@ const (
 // most of them are dropped by name. Otherwise it returns the position of
 // the next member, as kinetoPrefix does.
 func (s *scanner) eventName(i int, ev *rawEvent) (next int, done bool, err error) {
-	b := s.buf
-	j := skipEither(b, i, kinetoNameSep, compactNameSep)
+	b := s.Buf
+	j := jsonscan.SkipEither(b, i, kinetoNameSep, compactNameSep)
 	if j < 0 {
-		return s.after(i, "an event")
+		return s.After(i, "an event")
 	}
 	var q int
 	if ev.class == catPython {
 		// Python names are long ("FILE(LINE): FUNCTION"): one
 		// bytes.IndexByte finds their end.
 		if q = bytes.IndexByte(b[j:], '"') + j; q > j && b[q-1] == '\\' {
-			q = closingQuote(b, j) // an escaped quote: read the string properly
+			q = jsonscan.ClosingQuote(b, j) // an escaped quote: read the string properly
 		}
 	} else {
-		q = closingQuote(b, j)
+		q = jsonscan.ClosingQuote(b, j)
 	}
 	if q < j {
-		return 0, false, errShort
+		return 0, false, jsonscan.ErrShort
 	}
 	ev.name = b[j:q]
 	if ev.droppable() {
 		ev.dropped = true
-		next, err = s.skipRest(q + 1)
+		next, err = s.SkipRest(q + 1)
 		return next, true, err
 	}
-	return s.after(q+1, "an event")
+	return s.After(q+1, "an event")
 }
 
 // phaseX is the phase of complete events. It is never written.
@@ -121,13 +109,13 @@ func (s *scanner) kinetoBody(i int, ev *rawEvent) (next int, done bool, err erro
 	}
 	if ev.droppable() {
 		ev.dropped = true
-		next, err = s.skipRest(i)
+		next, err = s.SkipRest(i)
 		return next, true, err
 	}
 	ms := []member{{keyPid, &ev.pid}, {keyTid, &ev.tid}, {keyTs, &ev.ts}, {keyDur, &ev.dur}}
 	n := 0
 	i, n = s.numberMembers(i, ms)
-	if v := memberStart(s.buf, i, keyArgs); n == len(ms) && v >= 0 && s.buf[v] == '{' {
+	if v := jsonscan.MemberStart(s.Buf, i, keyArgs); n == len(ms) && v >= 0 && s.Buf[v] == '{' {
 		// The args, next in Kineto's order: parsed as the general loop
 		// parses them, without its key parse.
 		next, err = s.parseArgs(v, ev.class, &ev.a)
@@ -135,9 +123,9 @@ func (s *scanner) kinetoBody(i int, ev *rawEvent) (next int, done bool, err erro
 		if err != nil {
 			return 0, false, err
 		}
-		return s.after(next, "an event")
+		return s.After(next, "an event")
 	}
-	if i, done, err = s.after(i, "an event"); done || err != nil || n == len(ms) {
+	if i, done, err = s.After(i, "an event"); done || err != nil || n == len(ms) {
 		return i, done, err
 	}
 	i, _, done, err = s.members(i, ms[n:])
@@ -147,18 +135,18 @@ func (s *scanner) kinetoBody(i int, ev *rawEvent) (next int, done bool, err erro
 // numberMembers reads the members after the separator at i as far as
 // their keys are those of ms, in that order, and their values unsigned
 // decimal numbers followed by a comma, the way Kineto's writer and
-// compact JSON write an event's pid, tid, ts and dur (see memberStart and
-// unsignedEnd). It returns the position of the separator after the last
+// compact JSON write an event's pid, tid, ts and dur (see jsonscan.MemberStart and
+// jsonscan.UnsignedEnd). It returns the position of the separator after the last
 // one read, and how many it read. The general parse reads such members to
 // the same values.
 func (s *scanner) numberMembers(i int, ms []member) (next, n int) {
-	b := s.buf
+	b := s.Buf
 	for _, m := range ms {
-		v := memberStart(b, i, m.key)
+		v := jsonscan.MemberStart(b, i, m.key)
 		if v < 0 {
 			break
 		}
-		e := unsignedEnd(b, v, true)
+		e := jsonscan.UnsignedEnd(b, v, true)
 		if e < 0 {
 			break
 		}
@@ -175,12 +163,12 @@ func (s *scanner) numberMembers(i int, ms []member) (next, n int) {
 // unchanged); one that goes on otherwise is left to it after its phase.
 func (s *scanner) kinetoFlow(i int, ev *rawEvent) (next int, done bool, err error) {
 	if next, ok := s.flowEvent(i, ev); ok {
-		next, err = s.skipRest(next)
+		next, err = s.SkipRest(next)
 		return next, true, err
 	}
-	b := s.buf
-	j := i + keyPh.n
-	if i+8 > len(b) || !keyPh.at(b[i:]) {
+	b := s.Buf
+	j := i + keyPh.Len()
+	if i+8 > len(b) || !keyPh.At(b[i:]) {
 		return i, false, nil
 	}
 	if b[j] == ' ' {
@@ -190,16 +178,16 @@ func (s *scanner) kinetoFlow(i int, ev *rawEvent) (next int, done bool, err erro
 		return i, false, nil
 	}
 	ev.ph = b[j+1 : j+2]
-	if i, done, err = s.after(j+3, "an event"); done || err != nil {
+	if i, done, err = s.After(j+3, "an event"); done || err != nil {
 		return i, done, err
 	}
-	if i+8 > len(b) || !keyID.at(b[i:]) {
+	if i+8 > len(b) || !keyID.At(b[i:]) {
 		return i, false, nil
 	}
-	if i, err = s.skip(s.ws(i + keyID.n)); err != nil {
+	if i, err = s.Skip(s.WS(i + keyID.Len())); err != nil {
 		return 0, false, err
 	}
-	if i, done, err = s.after(i, "an event"); done || err != nil {
+	if i, done, err = s.After(i, "an event"); done || err != nil {
 		return i, done, err
 	}
 	var n int
@@ -212,7 +200,7 @@ func (s *scanner) kinetoFlow(i int, ev *rawEvent) (next int, done bool, err erro
 	}
 	if ev.class = classify(ev.cat); ev.droppable() {
 		ev.dropped = true
-		next, err = s.skipRest(i)
+		next, err = s.SkipRest(i)
 		return next, true, err
 	}
 	return i, false, nil
@@ -220,7 +208,7 @@ func (s *scanner) kinetoFlow(i int, ev *rawEvent) (next int, done bool, err erro
 
 // member is a key and where its value goes.
 type member struct {
-	key memberKey
+	key jsonscan.MemberKey
 	dst *[]byte
 }
 
@@ -234,7 +222,7 @@ func (s *scanner) members(i int, ms []member) (next, n int, done bool, err error
 			return i, n, false, err
 		}
 		n++
-		if i, done, err = s.after(i, "an event"); done || err != nil {
+		if i, done, err = s.After(i, "an event"); done || err != nil {
 			return i, n, done, err
 		}
 	}
@@ -244,56 +232,35 @@ func (s *scanner) members(i int, ms []member) (next, n int, done bool, err error
 // textMember reads the member at i into dst if its key, with the colon
 // after it, is key. ok is false, and i is returned unchanged, when the key
 // differs or buf ends before it is known.
-func (s *scanner) textMember(i int, key memberKey, dst *[]byte) (next int, ok bool, err error) {
-	b := s.buf
-	if i+8 > len(b) || !key.at(b[i:]) {
+func (s *scanner) textMember(i int, key jsonscan.MemberKey, dst *[]byte) (next int, ok bool, err error) {
+	b := s.Buf
+	if i+8 > len(b) || !key.At(b[i:]) {
 		return i, false, nil
 	}
-	j := i + key.n
+	j := i + key.Len()
 	if j+1 < len(b) && b[j] == ' ' && b[j+1] > ' ' {
 		j++ // Kineto's one space
 	} else {
-		j = s.ws(j)
+		j = s.WS(j)
 	}
-	if next, err = s.text(j, dst); err != nil {
+	if next, err = s.Text(j, dst); err != nil {
 		return 0, false, err
 	}
 	return next, true, nil
 }
 
-// memberKey is a key, quoted, with the colon after it, at most eight
-// bytes: its bytes as a little-endian word, the mask of those bytes, and
-// their number.
-type memberKey struct {
-	word, mask uint64
-	n          int
-}
-
-// newMemberKey returns the memberKey of key, at most eight bytes.
-func newMemberKey(key string) memberKey {
-	var k [8]byte
-	copy(k[:], key)
-	return memberKey{binary.LittleEndian.Uint64(k[:]), ^uint64(0) >> (64 - 8*len(key)), len(key)}
-}
-
-// at reports whether w, at least eight bytes, starts with the key,
-// comparing words rather than bytes.
-func (k memberKey) at(w []byte) bool {
-	return binary.LittleEndian.Uint64(w)&k.mask == k.word
-}
-
 // The keys of the members the fast paths read. They are never written
 // after initialization.
 var (
-	keyPh   = newMemberKey(`"ph":`)
-	keyID   = newMemberKey(`"id":`)
-	keyName = newMemberKey(`"name":`)
-	keyPid  = newMemberKey(`"pid":`)
-	keyTid  = newMemberKey(`"tid":`)
-	keyTs   = newMemberKey(`"ts":`)
-	keyDur  = newMemberKey(`"dur":`)
-	keyCat  = newMemberKey(`"cat":`)
-	keyArgs = newMemberKey(`"args":`)
+	keyPh   = jsonscan.NewMemberKey(`"ph":`)
+	keyID   = jsonscan.NewMemberKey(`"id":`)
+	keyName = jsonscan.NewMemberKey(`"name":`)
+	keyPid  = jsonscan.NewMemberKey(`"pid":`)
+	keyTid  = jsonscan.NewMemberKey(`"tid":`)
+	keyTs   = jsonscan.NewMemberKey(`"ts":`)
+	keyDur  = jsonscan.NewMemberKey(`"dur":`)
+	keyCat  = jsonscan.NewMemberKey(`"cat":`)
+	keyArgs = jsonscan.NewMemberKey(`"args":`)
 )
 
 // flowEvent reads, in one pass, the start of a flow event laid out the way
@@ -306,9 +273,9 @@ var (
 // general parse of kinetoFlow reads the event from i, and reads such text
 // to the same result.
 func (s *scanner) flowEvent(i int, ev *rawEvent) (next int, ok bool) {
-	b := s.buf
-	j := i + keyPh.n
-	if j+4 > len(b) || !keyPh.at(b[i:]) {
+	b := s.Buf
+	j := i + keyPh.Len()
+	if j+4 > len(b) || !keyPh.At(b[i:]) {
 		return 0, false
 	}
 	if b[j] == ' ' {
@@ -319,25 +286,25 @@ func (s *scanner) flowEvent(i int, ev *rawEvent) (next int, ok bool) {
 		return 0, false
 	}
 	j += 3
-	if j = intEnd(b, memberStart(b, j, keyID)); j < 0 {
+	if j = jsonscan.IntEnd(b, jsonscan.MemberStart(b, j, keyID)); j < 0 {
 		return 0, false
 	}
-	if j = intEnd(b, memberStart(b, j, keyPid)); j < 0 {
+	if j = jsonscan.IntEnd(b, jsonscan.MemberStart(b, j, keyPid)); j < 0 {
 		return 0, false
 	}
-	if j = intEnd(b, memberStart(b, j, keyTid)); j < 0 {
+	if j = jsonscan.IntEnd(b, jsonscan.MemberStart(b, j, keyTid)); j < 0 {
 		return 0, false
 	}
-	if j = memberStart(b, j, keyTs); j < 0 {
+	if j = jsonscan.MemberStart(b, j, keyTs); j < 0 {
 		return 0, false
 	}
-	if j = unsignedEnd(b, j, true); j < 0 {
+	if j = jsonscan.UnsignedEnd(b, j, true); j < 0 {
 		return 0, false
 	}
-	if j = memberStart(b, j, keyCat); j < 0 || j >= len(b) || b[j] != '"' {
+	if j = jsonscan.MemberStart(b, j, keyCat); j < 0 || j >= len(b) || b[j] != '"' {
 		return 0, false
 	}
-	q := indexQuote(b, j+1)
+	q := jsonscan.IndexQuote(b, j+1)
 	if q < 0 || b[q-1] == '\\' {
 		return 0, false
 	}
@@ -353,72 +320,4 @@ func (s *scanner) flowEvent(i int, ev *rawEvent) (next int, ok bool) {
 	}
 	ev.ph, ev.cat, ev.class, ev.dropped = b[at:at+1], cat, c, true
 	return q + 1, true
-}
-
-// memberStart returns the position of the value of the member with the
-// given key after the comma at j, when the comma is followed by nothing, a
-// space or Kineto's line break and four spaces, and the key's colon by
-// nothing or a space; -1 otherwise (and near the end of b).
-func memberStart(b []byte, j int, key memberKey) int {
-	if j+16 > len(b) || b[j] != ',' {
-		return -1
-	}
-	if j++; b[j] == ' ' {
-		j++
-	} else if b[j] == '\n' && binary.LittleEndian.Uint32(b[j+1:]) == 0x20202020 {
-		j += 5
-	} // else the key's quote, or a byte that is not the key's
-	if !key.at(b[j:]) {
-		return -1
-	}
-	if j += key.n; b[j] == ' ' {
-		j++
-	}
-	return j
-}
-
-// unsignedEnd returns the position after the unsigned decimal number at j,
-// digits with, if fraction, a '.' and more digits or not, when a comma
-// follows it; -1 otherwise (and near the end of b). The general parse
-// reads such a number as one literal too.
-func unsignedEnd(b []byte, j int, fraction bool) int {
-	e := digitsEnd(b, j)
-	if e <= j {
-		return -1
-	}
-	if fraction && b[e] == '.' {
-		f := digitsEnd(b, e+1)
-		if f <= e+1 {
-			return -1
-		}
-		e = f
-	}
-	if b[e] != ',' {
-		return -1
-	}
-	return e
-}
-
-// intEnd is unsignedEnd without a fraction, for a j that may be -1 (then
-// it returns -1).
-func intEnd(b []byte, j int) int {
-	if j < 0 {
-		return -1
-	}
-	if e := digitsEnd(b, j); e > j && b[e] == ',' {
-		return e
-	}
-	return -1
-}
-
-// digitsEnd returns the position after the run of ASCII digits at j, read
-// eight bytes at a time, or -1 when b ends within eight bytes of its end.
-func digitsEnd(b []byte, j int) int {
-	for j+8 <= len(b) {
-		n := bits.TrailingZeros64(nonDigits(binary.LittleEndian.Uint64(b[j:]))) / 8
-		if j += n; n < 8 {
-			return j
-		}
-	}
-	return -1
 }

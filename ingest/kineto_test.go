@@ -226,7 +226,7 @@ func TestKinetoFastPaths(t *testing.T) {
 
 // TestFastPathErrors checks that text the fast paths do not read gives the
 // error the general parse gives. (What follows a member that decides the
-// event is dropped is only balanced, not checked: see skipRest.)
+// event is dropped is only balanced, not checked: see SkipRest.)
 func TestFastPathErrors(t *testing.T) {
 	for _, ev := range []string{
 		`{"ph": "f", "id": 44, "pid": 0, "tid": 7, "ts": 5, "cat": "ac2g" x, "name": "a"}`,
@@ -244,44 +244,8 @@ func TestFastPathErrors(t *testing.T) {
 	}
 }
 
-// TestNumberFastPaths checks that digitsArg and numberEnd, where they read
-// a number, read what literal and parseInt read, and that they leave to
-// them what they do not read.
-func TestNumberFastPaths(t *testing.T) {
-	for _, tc := range []struct {
-		text       string
-		digits, nb bool // digitsArg, numberEnd read it
-	}{
-		{"12345,         ", true, true},
-		{"0}      ", true, true},
-		{"123456789012345678,        ", true, true},
-		{"1234567890123456789,        ", false, true},
-		{"1234567890123456789.5,       ", false, true},
-		{"7.757576,        ", false, true},
-		{"7.,              ", false, true},
-		{"7.5e3,           ", false, false},
-		{"7e3,             ", false, false},
-		{"-7,              ", false, false},
-		{"7x,              ", false, false},
-		{"7.x,             ", false, false},
-		{"\"7\",            ", false, false},
-		{"7,", false, false}, // too near the end: left to literal
-	} {
-		s := &scanner{buf: []byte(tc.text)}
-		raw, end, err := s.literal(0)
-		want, isInt := parseInt(raw)
-		v, e := s.digitsArg(0)
-		if (e >= 0) != tc.digits || e >= 0 && (err != nil || e != end || !isInt || v != want) {
-			t.Errorf("digitsArg(%q) = %d, %d; literal %q, %d, %v; parseInt %d, %v", tc.text, v, e, raw, end, err, want, isInt)
-		}
-		if e := s.numberEnd(0); (e >= 0) != tc.nb || e >= 0 && (err != nil || e != end) {
-			t.Errorf("numberEnd(%q) = %d; literal %q, %d, %v", tc.text, e, raw, end, err)
-		}
-	}
-}
-
 // TestLaunchDims checks that launchDims, where it reads an array, reads
-// what argValue and dims read, and leaves the rest to them.
+// what Value and dims read, and leaves the rest to them.
 func TestLaunchDims(t *testing.T) {
 	for _, tc := range []struct {
 		text string
@@ -301,12 +265,12 @@ func TestLaunchDims(t *testing.T) {
 		{`"[512, 2, 1]"}    `, false},
 		{"[512, 2, 1]", false}, // too near the end
 	} {
-		s := &scanner{buf: []byte(tc.text)}
+		s := bytesScanner([]byte(tc.text))
 		var raw []byte
-		end, err := s.argValue(0, &raw)
+		end, err := s.Value(0, &raw)
 		d, e := s.launchDims(0)
 		if (e >= 0) != tc.fast || e >= 0 && (err != nil || e != end || d != dims(raw)) {
-			t.Errorf("launchDims(%q) = %v, %d; argValue %q, %d, %v; dims %v", tc.text, d, e, raw, end, err, dims(raw))
+			t.Errorf("launchDims(%q) = %v, %d; Value %q, %d, %v; dims %v", tc.text, d, e, raw, end, err, dims(raw))
 		}
 	}
 }

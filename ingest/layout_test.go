@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"kinetoscope/ingest/jsonscan"
 )
 
 // model is everything a Trace holds, columns as slices and names resolved,
@@ -67,7 +69,7 @@ func relayout(doc []byte, space func(depth int, c byte) string) []byte {
 		case ' ', '\t', '\n', '\r':
 			continue
 		case '"':
-			j := closingQuote(doc, i+1)
+			j := jsonscan.ClosingQuote(doc, i+1)
 			out = append(out, doc[i:j+1]...)
 			i = j
 			continue

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"kinetoscope/ingest/jsonscan"
 )
 
 // topValue handles the value of a top-level key other than traceEvents. raw
@@ -22,7 +24,7 @@ func (p *builder) topValue(key string, raw []byte) error {
 	case "displayTimeUnit":
 		m.DisplayTimeUnit = scalarText(raw)
 	case "baseTimeNanoseconds":
-		v, ok := parseInt(raw)
+		v, ok := jsonscan.ParseInt(raw)
 		if !ok {
 			p.warn("baseTimeNanoseconds %s is not an integer", excerpt(raw))
 		}
@@ -119,7 +121,7 @@ func (p *builder) devices(raw []byte) error {
 // fieldInt converts a JSON number (or quoted number) to int, 0 when it is
 // not one.
 func fieldInt(raw []byte) int {
-	v, _ := parseInt(raw)
+	v, _ := jsonscan.ParseInt(raw)
 	return int(v)
 }
 
@@ -158,7 +160,7 @@ func (p *builder) distributed(raw []byte) error {
 // count parses a rank or world size; out of range or not a number, it
 // warns and reports false.
 func (p *builder) count(what string, raw []byte) (int, bool) {
-	v, ok := parseInt(raw)
+	v, ok := jsonscan.ParseInt(raw)
 	if !ok || v < 0 || v >= maxRanks {
 		p.warn("%s %s is not a rank number from 0 to %d: ignored", what, excerpt(raw), maxRanks-1)
 		return 0, false
@@ -175,7 +177,7 @@ func (p *builder) groups(raw []byte) {
 	}
 	d := &p.t.Meta.Distributed
 	for _, g := range gs {
-		size, _ := parseInt(g["pg_size"])
+		size, _ := jsonscan.ParseInt(g["pg_size"])
 		ranks, err := parseRanks(g["ranks"])
 		if err != nil {
 			p.warn("distributedInfo.pg_config ranks: %v", err)

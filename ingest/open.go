@@ -112,7 +112,8 @@ func (c *collector) readArchive(e dirEntry) {
 }
 
 // maxFilesAtOnce bounds the files of a directory read at the same time:
-// each holds blocksInFlight+2 blocks (about 6 MiB) besides its trace, so
+// each holds jsonscan.BlocksInFlight+2 blocks (about 6 MiB) besides its
+// trace (parsed in chunks, its share of the pool's: two a worker), so
 // memory stays bounded whatever the number of ranks. Eight is a TP8
 // profile at once, on a machine of 8 or more cores.
 const maxFilesAtOnce = 8
@@ -125,6 +126,9 @@ const maxFilesAtOnce = 8
 func (c *collector) readFiles(found []dirEntry, workers int) {
 	opt := c.opt
 	opt.filesAtOnce = min(workers, countRead(found))
+	pool, stop := sharedPool(opt)
+	defer stop()
+	opt.pool = pool
 	if workers > 1 && opt.Progress != nil {
 		var mu sync.Mutex
 		progress := opt.Progress

@@ -18,6 +18,13 @@ type Options struct {
 	// Budget, when not nil, bounds the memory the analysis of what is read
 	// will take (see Budget); the reads of one set share it.
 	Budget *Budget
+	// ParseWorkers, when > 0, is the number of goroutines that parse the
+	// events of a trace in chunks: 1 is the sequential parse. Zero leaves
+	// it to parseWorkers (chunks for a large file on more than two cores).
+	// The report is the same either way.
+	ParseWorkers int
+	// ParseStats, when not nil, counts what the parse over chunks did.
+	ParseStats *ParseStats
 	// GzipWorkers, when > 0, is the number of goroutines decompressing a
 	// gzip file that can be read at offsets: 1 is klauspost's reader,
 	// more the parallel reader of internal/pgzip. Zero leaves it to
@@ -30,6 +37,9 @@ type Options struct {
 	// filesAtOnce is the number of files read at the same time (set by
 	// readFiles), among which the cores are shared.
 	filesAtOnce int
+	// pool, when set, is the workers that parse the chunks of the files
+	// parseWorkers says to parse in chunks, shared by the reads of a set.
+	pool *parsePool
 }
 
 // Progress reports how far a read has come.

@@ -7,10 +7,34 @@ import (
 	"io"
 	"os"
 	"sync/atomic"
+
+	"kinetoscope/ingest/jsonscan"
 )
 
 // ErrNotTrace is wrapped by errors for input that is JSON but not a trace.
 var ErrNotTrace = errors.New("not a trace")
+
+// ErrTooLarge is wrapped by the error for a file whose JSON text passes
+// Options.MaxUncompressedBytes.
+var ErrTooLarge = jsonscan.ErrTooLarge
+
+// SyntaxError is invalid JSON at a byte offset of the uncompressed text
+// (the scanner's error).
+type SyntaxError = jsonscan.SyntaxError
+
+// blockSize is how many decompressed bytes one block of input carries
+// (tests make it small).
+const blockSize = jsonscan.BlockSize
+
+// scanner is the JSON scanner the event decoders of this package read
+// with: their methods on it sit beside the scanner's own.
+type scanner struct {
+	jsonscan.Scanner
+	// pool, when set, parses the traceEvents array in chunks (see
+	// parallelEvents), at most pending at a time.
+	pool    *parsePool
+	pending int
+}
 
 // ReadFile reads one trace file, gzip-compressed or not (told by its magic
 // bytes, not its name).
@@ -78,7 +102,15 @@ func readTrace(r io.Reader, path string, size int64, opt Options, bs int) (*Trac
 		defer zr.Close()
 		src = zr
 	}
-	t, err := parse(src, path, size, cr, opt, bs, firstBlock(size, gz))
+	var pool *parsePool
+	switch n := parseWorkers(size, gz, opt, opt.filesAtOnce); {
+	case n > 1 && opt.pool != nil:
+		pool = opt.pool
+	case n > 1:
+		pool = newParsePool(n, opt.ParseStats)
+		defer pool.close()
+	}
+	t, err := parse(src, path, size, cr, opt, bs, firstBlock(size, gz), pool)
 	var se *SyntaxError
 	switch {
 	case err != nil && gz:
@@ -115,37 +147,43 @@ func gzipError(err error, n int64) error {
 }
 
 // parse reads the JSON text of a trace from r on two goroutines: one reads
-// (and so decompresses) blocks, this one parses them.
-// first is the size of the first block.
-func parse(r io.Reader, path string, size int64, cr *countingReader, opt Options, bs, first int) (*Trace, error) {
-	src := newBlockReader(opt.Context, r, opt.MaxUncompressedBytes, bs, max(bs/16, 16), first)
-	defer src.close()
-	s := &scanner{src: src, maxValue: maxValueBytes}
+// (and so decompresses) blocks, this one parses them, or hands them to
+// pool's workers when pool is not nil. first is the size of the first
+// block.
+func parse(r io.Reader, path string, size int64, cr *countingReader, opt Options, bs, first int, pool *parsePool) (*Trace, error) {
+	s := &scanner{pool: pool}
 	p := newBuilder(path)
+	o := jsonscan.Options{Context: opt.Context, Limit: opt.MaxUncompressedBytes, BlockSize: bs, FirstBlock: first}
+	if pool != nil {
+		s.pending = pool.pendingFor(opt.filesAtOnce)
+		o.Blocks = blocksFor(s.pending)
+	}
 	if opt.Budget != nil {
-		s.check = opt.Budget.meter(p.t)
+		o.Check = opt.Budget.meter(p.t)
 	}
 	if opt.Progress != nil {
-		s.onBlock = func() {
+		o.OnBlock = func() {
 			opt.Progress(Progress{Path: path, Bytes: cr.n.Load(), TotalBytes: size,
-				UncompressedBytes: s.base + int64(len(s.buf)), Events: p.t.Counts.Events})
+				UncompressedBytes: s.Offset(len(s.Buf)), Events: p.t.Counts.Events})
 		}
 	}
+	s.Init(r, o)
+	defer s.Close()
 	if err := p.document(s); err != nil {
 		return nil, err
 	}
-	if s.check != nil { // the last block's events
-		if err := s.check(); err != nil {
+	if o.Check != nil { // the last block's events
+		if err := o.Check(); err != nil {
 			return nil, err
 		}
 	}
-	src.close()
+	s.Close()
 	p.finish()
 	p.t.Counts.Bytes = cr.n.Load()
-	p.t.Counts.UncompressedBytes = src.total
+	p.t.Counts.UncompressedBytes = s.Total()
 	if opt.Progress != nil {
 		opt.Progress(Progress{Path: path, Bytes: p.t.Counts.Bytes, TotalBytes: size,
-			UncompressedBytes: src.total, Events: p.t.Counts.Events, Done: true})
+			UncompressedBytes: s.Total(), Events: p.t.Counts.Events, Done: true})
 	}
 	return p.t, nil
 }

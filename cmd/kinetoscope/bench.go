@@ -14,6 +14,7 @@ import (
 const benchUsage = `usage: kinetoscope bench FILE [--runs N] [--no-python] [--json]
                          [--repeat N [--layout kineto|compact] [--out F] [--build-only]]
                          [--procs] [--analyze] [--parallel [--gzip-workers N]]
+                         [--parallel-parse [--parse-workers N]]
 
 Measures ingest of one trace file (uncompressed MB/s, events/s, bytes
 retained per kept event, peak RSS) and, in the same run, two baselines:
@@ -38,6 +39,11 @@ of this binary, --runs times alternating; the medians are compared.
 goroutines, default every core but one and at least two) to the same
 runs: it alone to io.Discard, and ingest with it against ingest with
 klauspost's reader; with --procs, its whole-process gunzip too.
+--parallel-parse adds ingest with the events parsed in chunks on
+--parse-workers goroutines (default every core but one and at least two)
+against ingest with them parsed in order, the gzip reader left to
+ingest's own decision in both; with --procs and --analyze, the same as
+whole processes of ingest and of analyze.
 FILE may be a profile directory: gunzip then decompresses its trace files
 one after another (the baseline for reading the ranks), ingest and analyze
 read the directory. --phase gunzip|ingest|analyze --cpuprofile F runs one
@@ -75,6 +81,8 @@ func parseBenchArgs(args []string, stderr io.Writer) (bench.Config, error) {
 	fs.BoolVar(&a.Analyze, "analyze", false, "also time 'analyze --format json' as a whole process")
 	fs.BoolVar(&a.Parallel, "parallel", false, "also time the parallel gzip reader and ingest with it")
 	fs.IntVar(&a.Workers, "gzip-workers", 0, "goroutines of the parallel gzip reader (0: every core but one, at least 2)")
+	fs.BoolVar(&a.ParallelParse, "parallel-parse", false, "also time ingest with the events parsed in chunks on several cores")
+	fs.IntVar(&a.ParseWorkers, "parse-workers", 0, "goroutines of the parallel parse (0: every core but one, at least 2)")
 	fs.StringVar(&a.CPUProfile, "cpuprofile", "", "write a CPU profile of the ingest runs to this file")
 	fs.StringVar(&a.Phase, "phase", "", "internal: run one phase (gunzip, ingest) once in this process")
 	var files []string

@@ -50,23 +50,24 @@ type Measurement struct {
 
 // Result is the bench JSON output.
 type Result struct {
-	File              string        `json:"file"`
-	Bytes             int64         `json:"bytes"`
-	UncompressedBytes int64         `json:"uncompressed_bytes"`
-	Events            int64         `json:"events"`
-	PythonFunctions   int64         `json:"python_functions"`
-	KeptEvents        int64         `json:"kept_events"`
-	RetainedBytes     int64         `json:"retained_bytes"`
-	BytesPerKept      float64       `json:"retained_bytes_per_kept_event"`
-	Gunzip            Measurement   `json:"gunzip"`
-	Ingest            Measurement   `json:"ingest"`
-	Python            *Measurement  `json:"python_json_load,omitempty"`
-	SpeedVsGunzip     float64       `json:"ingest_speed_vs_gunzip"`
-	CPUVsGunzip       float64       `json:"ingest_cpu_vs_gunzip"` // gunzip CPU seconds / ingest CPU seconds
-	SpeedupVsPython   float64       `json:"ingest_speedup_vs_python,omitempty"`
-	RSSVsJSONSize     float64       `json:"ingest_peak_rss_vs_uncompressed"`
-	Procs             *Processes    `json:"whole_process,omitempty"`
-	Parallel          *ParallelGzip `json:"parallel_gzip,omitempty"`
+	File              string         `json:"file"`
+	Bytes             int64          `json:"bytes"`
+	UncompressedBytes int64          `json:"uncompressed_bytes"`
+	Events            int64          `json:"events"`
+	PythonFunctions   int64          `json:"python_functions"`
+	KeptEvents        int64          `json:"kept_events"`
+	RetainedBytes     int64          `json:"retained_bytes"`
+	BytesPerKept      float64        `json:"retained_bytes_per_kept_event"`
+	Gunzip            Measurement    `json:"gunzip"`
+	Ingest            Measurement    `json:"ingest"`
+	Python            *Measurement   `json:"python_json_load,omitempty"`
+	SpeedVsGunzip     float64        `json:"ingest_speed_vs_gunzip"`
+	CPUVsGunzip       float64        `json:"ingest_cpu_vs_gunzip"` // gunzip CPU seconds / ingest CPU seconds
+	SpeedupVsPython   float64        `json:"ingest_speedup_vs_python,omitempty"`
+	RSSVsJSONSize     float64        `json:"ingest_peak_rss_vs_uncompressed"`
+	Procs             *Processes     `json:"whole_process,omitempty"`
+	Parallel          *ParallelGzip  `json:"parallel_gzip,omitempty"`
+	Parse             *ParallelParse `json:"parallel_parse,omitempty"`
 }
 
 // Config is what a bench run measures, as the bench command's flags say.
@@ -84,6 +85,8 @@ type Config struct {
 	Analyze       bool          // also time analyze --format json as a whole process
 	Parallel      bool          // also time the parallel gzip reader and ingest with it
 	Workers       int           // goroutines of the parallel gzip reader (0: every core but one, at least 2)
+	ParallelParse bool          // also time ingest (and analyze) with the events parsed in chunks against in order
+	ParseWorkers  int           // goroutines of the parallel parse (0: every core but one, at least 2)
 	Phase         string        // run one phase once in this process (what Procs runs)
 	CPUProfile    string        // write a CPU profile of the phase to this file
 }
@@ -93,7 +96,7 @@ type Config struct {
 func Run(a Config, stdout, stderr io.Writer) error {
 	var err error
 	if a.Phase != "" {
-		return runPhase(a.Phase, a.File, a.CPUProfile, benchWorkers(a.Workers))
+		return runPhase(a.Phase, a.File, a.CPUProfile, benchWorkers(a.Workers), benchWorkers(a.ParseWorkers))
 	}
 	if a.Repeat > 0 {
 		built, cleanup, err := buildForBench(a, stderr)
@@ -114,6 +117,9 @@ func Run(a Config, stdout, stderr io.Writer) error {
 	if a.Parallel {
 		res.Parallel = &ParallelGzip{Workers: benchWorkers(a.Workers)}
 	}
+	if a.ParallelParse {
+		res.Parse = &ParallelParse{Workers: benchWorkers(a.ParseWorkers)}
+	}
 	for run := range a.Runs {
 		g, err := measure(func() error { return gunzipAll(a.File, &res) })
 		if err != nil {
@@ -129,6 +135,11 @@ func Run(a Config, stdout, stderr io.Writer) error {
 		res.Ingest.PeakRSS = max(res.Ingest.PeakRSS, in.PeakRSS)
 		if res.Parallel != nil {
 			if err := res.Parallel.measure(a.File, run == 0); err != nil {
+				return err
+			}
+		}
+		if res.Parse != nil {
+			if err := res.Parse.measure(a.File, run == 0); err != nil {
 				return err
 			}
 		}
@@ -295,6 +306,9 @@ func (r *Result) finish() {
 	if r.Parallel != nil {
 		r.Parallel.finish(r)
 	}
+	if r.Parse != nil {
+		r.Parse.finish(r)
+	}
 }
 
 // write prints the result as a table with the ratios.
@@ -329,6 +343,9 @@ func (r *Result) write(w io.Writer) {
 	fmt.Fprintf(w, "\nretained: %.1f bytes per kept event (%.1f MB)\n", r.BytesPerKept, float64(r.RetainedBytes)/1e6)
 	if r.Parallel != nil {
 		r.Parallel.write(w)
+	}
+	if r.Parse != nil {
+		r.Parse.write(w, r.UncompressedBytes)
 	}
 	if r.Procs != nil {
 		r.Procs.write(w)

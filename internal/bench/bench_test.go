@@ -110,30 +110,34 @@ func TestBenchDirectory(t *testing.T) {
 		}
 	}
 	for _, phase := range []string{"analyze", "ingest", "gunzip"} {
-		if err := runPhase(phase, dir, "", 2); err != nil {
+		if err := runPhase(phase, dir, "", 2, 2); err != nil {
 			t.Errorf("--phase %s on a directory: %v", phase, err)
 		}
 	}
-	if err := runPhase("nope", dir, "", 2); err == nil {
+	if err := runPhase("nope", dir, "", 2, 2); err == nil {
 		t.Error("--phase nope: no error")
 	}
 }
 
 // TestAnalyzeWithReaders checks that the bench phases that time the
-// readers do the same work: the JSON report read with the parallel reader
-// is byte for byte the one read with klauspost's.
+// readers do the same work: the JSON report read with the parallel gzip
+// reader, and with the events parsed in chunks, is byte for byte the one
+// read with klauspost's and parsed in order.
 func TestAnalyzeWithReaders(t *testing.T) {
 	for _, name := range []string{"hta-diff-control-a100.json.gz", "tracelens-mi300-resnet-rccl.json.gz"} {
 		path := testkit.Public(t, name)
-		var seq, par bytes.Buffer
-		if err := analyzeWith(path, 1, &seq); err != nil {
+		var seq bytes.Buffer
+		if err := analyzeWith(path, ingest.Options{GzipWorkers: 1, ParseWorkers: 1}, &seq); err != nil {
 			t.Fatal(err)
 		}
-		if err := analyzeWith(path, 3, &par); err != nil {
-			t.Fatal(err)
-		}
-		if seq.Len() == 0 || !bytes.Equal(seq.Bytes(), par.Bytes()) {
-			t.Errorf("%s: reports of %d and %d bytes differ", name, seq.Len(), par.Len())
+		for what, opt := range map[string]ingest.Options{"parallel gzip": gzipOptions(3), "parse in chunks": parseOptions(3)} {
+			var par bytes.Buffer
+			if err := analyzeWith(path, opt, &par); err != nil {
+				t.Fatal(err)
+			}
+			if seq.Len() == 0 || !bytes.Equal(seq.Bytes(), par.Bytes()) {
+				t.Errorf("%s, %s: reports of %d and %d bytes differ", name, what, seq.Len(), par.Len())
+			}
 		}
 	}
 }

@@ -56,10 +56,15 @@ func parallelGunzip(path string, workers int) (pgzip.Stats, error) {
 	return r.Stats(), nil
 }
 
-// ingestWith reads the trace file at path with gzip decompressed by
-// workers goroutines (1: klauspost's reader).
-func ingestWith(path string, workers int) error {
-	t, err := ingest.ReadFile(path, ingest.Options{GzipWorkers: workers})
+// gzipOptions returns the ingest options of gzip decompressed by workers
+// goroutines (1: klauspost's reader).
+func gzipOptions(workers int) ingest.Options {
+	return ingest.Options{GzipWorkers: workers}
+}
+
+// ingestWith reads the trace file at path with opt.
+func ingestWith(path string, opt ingest.Options) error {
+	t, err := ingest.ReadFile(path, opt)
 	runtime.KeepAlive(t)
 	return err
 }
@@ -74,11 +79,11 @@ func (p *ParallelGzip) measure(path string, first bool) error {
 	if err != nil {
 		return err
 	}
-	seq, err := measure(func() error { return ingestWith(path, 1) })
+	seq, err := measure(func() error { return ingestWith(path, gzipOptions(1)) })
 	if err != nil {
 		return err
 	}
-	par, err := measure(func() error { return ingestWith(path, p.Workers) })
+	par, err := measure(func() error { return ingestWith(path, gzipOptions(p.Workers)) })
 	if err != nil {
 		return err
 	}
@@ -124,12 +129,12 @@ func (p *ParallelGzip) write(w io.Writer) {
 		p.GunzipVsSeq, p.IngestVsSeq, p.IngestVsGzip)
 }
 
-// analyzeWith reads path with gzip decompressed by workers goroutines (1:
-// klauspost's reader), analyses it as 'analyze' does with its default
+// analyzeWith reads path with opt (how gzip is decompressed, how the
+// events are parsed), analyses it as 'analyze' does with its default
 // options, and writes the JSON report to w: the same work but for the
 // reader, so that two of them time the reader and compare its output.
-func analyzeWith(path string, workers int, w io.Writer) error {
-	set, err := ingest.Open(path, ingest.Options{GzipWorkers: workers})
+func analyzeWith(path string, opt ingest.Options, w io.Writer) error {
+	set, err := ingest.Open(path, opt)
 	if err != nil {
 		return err
 	}

@@ -37,13 +37,20 @@ type Processes struct {
 	IngestSeq  *ProcessMeasurement `json:"ingest_klauspost,omitempty"`
 	AnalyzeSeq *ProcessMeasurement `json:"analyze_klauspost,omitempty"`
 	AnalyzePar *ProcessMeasurement `json:"analyze_parallel,omitempty"`
-	Analyze    *ProcessMeasurement `json:"analyze,omitempty"`
+	// IngestSeqParse and AnalyzeSeqParse parse the events in order
+	// whatever the cores, IngestParParse and AnalyzeParParse in chunks
+	// (--parallel-parse).
+	IngestSeqParse  *ProcessMeasurement `json:"ingest_sequential_parse,omitempty"`
+	IngestParParse  *ProcessMeasurement `json:"ingest_parallel_parse,omitempty"`
+	AnalyzeSeqParse *ProcessMeasurement `json:"analyze_sequential_parse,omitempty"`
+	AnalyzeParParse *ProcessMeasurement `json:"analyze_parallel_parse,omitempty"`
+	Analyze         *ProcessMeasurement `json:"analyze,omitempty"`
 }
 
 // runPhase runs one phase once in this process, for a parent's --procs,
 // with a CPU profile written to profile when it is not ""; the parallel
-// phases use workers goroutines.
-func runPhase(phase, file, profile string, workers int) error {
+// gzip phases use workers goroutines, the parallel parse's parsers.
+func runPhase(phase, file, profile string, workers, parsers int) error {
 	var res Result
 	var run func() error
 	switch phase {
@@ -56,19 +63,31 @@ func runPhase(phase, file, profile string, workers int) error {
 	case "pgunzip":
 		run = func() error { _, err := parallelGunzip(file, workers); return err }
 	case "ingest-klauspost":
-		run = func() error { return ingestWith(file, 1) }
+		run = func() error { return ingestWith(file, gzipOptions(1)) }
 	case "ingest-parallel":
-		run = func() error { return ingestWith(file, workers) }
+		run = func() error { return ingestWith(file, gzipOptions(workers)) }
 	case "analyze-klauspost":
-		run = func() error { return analyzeWith(file, 1, io.Discard) }
+		run = func() error { return analyzeWith(file, gzipOptions(1), io.Discard) }
 	case "analyze-parallel":
-		run = func() error { return analyzeWith(file, workers, io.Discard) }
+		run = func() error { return analyzeWith(file, gzipOptions(workers), io.Discard) }
 	case "report-klauspost":
-		run = func() error { return analyzeWith(file, 1, os.Stdout) }
+		run = func() error { return analyzeWith(file, gzipOptions(1), os.Stdout) }
 	case "report-parallel":
-		run = func() error { return analyzeWith(file, workers, os.Stdout) }
+		run = func() error { return analyzeWith(file, gzipOptions(workers), os.Stdout) }
+	case "ingest-seqparse":
+		run = func() error { return ingestWith(file, parseOptions(1)) }
+	case "ingest-parparse":
+		run = func() error { return ingestWith(file, parseOptions(parsers)) }
+	case "analyze-seqparse":
+		run = func() error { return analyzeWith(file, parseOptions(1), io.Discard) }
+	case "analyze-parparse":
+		run = func() error { return analyzeWith(file, parseOptions(parsers), io.Discard) }
+	case "report-seqparse":
+		run = func() error { return analyzeWith(file, parseOptions(1), os.Stdout) }
+	case "report-parparse":
+		run = func() error { return analyzeWith(file, parseOptions(parsers), os.Stdout) }
 	default:
-		return fmt.Errorf("--phase %q: want gunzip, ingest, analyze, pgunzip, ingest-klauspost, ingest-parallel, analyze-klauspost, analyze-parallel, report-klauspost or report-parallel", phase)
+		return fmt.Errorf("--phase %q: want gunzip, ingest, analyze, pgunzip, ingest-klauspost, ingest-parallel, analyze-klauspost, analyze-parallel, report-klauspost, report-parallel, ingest-seqparse, ingest-parparse, analyze-seqparse, analyze-parparse, report-seqparse or report-parparse", phase)
 	}
 	if profile == "" {
 		return run()
@@ -122,6 +141,17 @@ func processRuns(a Config) (*Processes, error) {
 		r.AnalyzeSeq, r.AnalyzePar = &ProcessMeasurement{}, &ProcessMeasurement{}
 		jobs = append(jobs, job{r.AnalyzeSeq, []string{"bench", "--phase", "analyze-klauspost", a.File}},
 			job{r.AnalyzePar, []string{"bench", "--phase", "analyze-parallel", "--gzip-workers", workers, a.File}})
+	}
+	parsers := fmt.Sprint(benchWorkers(a.ParseWorkers))
+	if a.Procs && a.ParallelParse {
+		r.IngestSeqParse, r.IngestParParse = &ProcessMeasurement{}, &ProcessMeasurement{}
+		jobs = append(jobs, job{r.IngestSeqParse, []string{"bench", "--phase", "ingest-seqparse", a.File}},
+			job{r.IngestParParse, []string{"bench", "--phase", "ingest-parparse", "--parse-workers", parsers, a.File}})
+	}
+	if a.Analyze && a.ParallelParse {
+		r.AnalyzeSeqParse, r.AnalyzeParParse = &ProcessMeasurement{}, &ProcessMeasurement{}
+		jobs = append(jobs, job{r.AnalyzeSeqParse, []string{"bench", "--phase", "analyze-seqparse", a.File}},
+			job{r.AnalyzeParParse, []string{"bench", "--phase", "analyze-parparse", "--parse-workers", parsers, a.File}})
 	}
 	if a.Analyze {
 		r.Analyze = &ProcessMeasurement{}
@@ -234,5 +264,9 @@ func (r *Processes) write(w io.Writer) {
 	row("parallel gunzip", r.PGunzip)
 	row("analyze, klauspost gzip", r.AnalyzeSeq)
 	row("analyze, parallel gzip", r.AnalyzePar)
+	row("ingest, parse in order", r.IngestSeqParse)
+	row("ingest, parse in chunks", r.IngestParParse)
+	row("analyze, parse in order", r.AnalyzeSeqParse)
+	row("analyze, parse in chunks", r.AnalyzeParParse)
 	row("analyze --format json", r.Analyze)
 }

@@ -1,11 +1,11 @@
-package ingest
+package jsonscan
 
 import (
 	"math/rand/v2"
 	"testing"
 )
 
-// skipRestSlow is skipRest byte by byte with an explicit string state,
+// skipRestSlow is SkipRest byte by byte with an explicit string state,
 // the reference for the faster version: the same leniency (a newline ends
 // a string), none of the shortcuts.
 func skipRestSlow(b []byte, i int) (int, bool) {
@@ -21,11 +21,11 @@ func skipRestSlow(b []byte, i int) (int, bool) {
 
 func checkSkipRest(t *testing.T, b []byte) {
 	t.Helper()
-	s := &scanner{buf: b}
-	got, err := s.skipRest(0)
+	s := &Scanner{Buf: b}
+	got, err := s.SkipRest(0)
 	want, ok := skipRestSlow(b, 0)
 	if (err == nil) != ok || (ok && got != want) {
-		t.Fatalf("skipRest(%q) = %d, %v; want %d, %v", b, got, err, want, ok)
+		t.Fatalf("SkipRest(%q) = %d, %v; want %d, %v", b, got, err, want, ok)
 	}
 }
 
@@ -114,7 +114,7 @@ func TestLastNewline(t *testing.T) {
 	}
 }
 
-// TestSkipEventTail checks skipRest on event tails in Kineto's layout and
+// TestSkipEventTail checks SkipRest on event tails in Kineto's layout and
 // in compact JSON, which skipEventTail reads, and on variants of them that
 // it must leave to the general skip (strings with braces, quotes and
 // escapes, other whitespace, nested objects), against skipRestSlow.
@@ -141,17 +141,17 @@ func TestSkipEventTail(t *testing.T) {
 		{`,"args":{"s":"x"} }`, false},
 		{`,"args":{"s":1},"x":"}"}`, false},
 		{`,"args":{"s":` + "\n" + `1}}`, false},
-		{`, "x": "a` + "\n" + `  }`, true}, // a newline ends a string, for skipRest
+		{`, "x": "a` + "\n" + `  }`, true}, // a newline ends a string, for SkipRest
 		{`,"pid":652,"args":{"s":1`, false},
 		{`,"pid":652`, false},
 	}
 	for _, tc := range tests {
 		b := []byte(tc.tail)
 		checkSkipRest(t, b)
-		if got := (&scanner{buf: b}).skipEventTail(0); (got >= 0) != tc.fast {
+		if got := (&Scanner{Buf: b}).skipEventTail(0); (got >= 0) != tc.fast {
 			t.Errorf("skipEventTail(%q) = %d, want fast path %v", tc.tail, got, tc.fast)
 		}
-		for n := range len(b) { // every cut: the general skip's errShort or the same end
+		for n := range len(b) { // every cut: the general skip's ErrShort or the same end
 			checkSkipRest(t, b[:n])
 		}
 	}

@@ -1,4 +1,4 @@
-package ingest
+package jsonscan
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"math/bits"
 )
 
-// skipRest skips the rest of an object from i, a position inside it at
+// SkipRest skips the rest of an object from i, a position inside it at
 // nesting depth 1 and outside any string, and returns the position after
 // its closing brace. It is for the bodies of events the reader drops, where
 // speed matters more than checking every byte: it only balances braces
@@ -18,11 +18,11 @@ import (
 // strings cannot hold a raw newline, so every line starts outside a
 // string), else the previous brace. Quotes are counted eight bytes at a
 // time, so a long line (compact JSON, one event per line) costs little.
-func (s *scanner) skipRest(i int) (int, error) {
+func (s *Scanner) SkipRest(i int) (int, error) {
 	if next := s.skipEventTail(i); next >= 0 {
 		return next, nil
 	}
-	b := s.buf
+	b := s.Buf
 	depth := 1
 	floor := i // a position known to be outside any string
 	close := -1
@@ -38,7 +38,7 @@ func (s *scanner) skipRest(i int) (int, error) {
 			k = i + o
 		}
 		if k == len(b) {
-			return 0, errShort
+			return 0, ErrShort
 		}
 		start := floor
 		if nl := lastNewline(b, max(floor, k-lineLook), k); nl >= 0 {
@@ -47,7 +47,7 @@ func (s *scanner) skipRest(i int) (int, error) {
 		if inString(b, start, k) {
 			e := stringEnd(b, k+1)
 			if e < 0 {
-				return 0, errShort
+				return 0, ErrShort
 			}
 			floor, i = e, e
 			continue
@@ -86,7 +86,7 @@ func indexByteFrom(b []byte, i int, c byte) int {
 	return len(b)
 }
 
-// lineLook is how far back from a brace skipRest looks for the start of
+// lineLook is how far back from a brace SkipRest looks for the start of
 // its line: Kineto's lines are short; past this a line is read from the
 // previous brace instead.
 const lineLook = 32
@@ -115,8 +115,8 @@ func inString(b []byte, start, k int) bool {
 			if n := k - j; n < 8 {
 				m &= 1<<(8*n) - 1
 			}
-			if (zeroBytes(w^(lows*'\\'))|zeroBytes(w^(lows*'\n')))&m == 0 {
-				in = in != (bits.OnesCount64(zeroBytes(w^(lows*'"'))&m)&1 == 1)
+			if (ZeroBytes(w^(Lows*'\\'))|ZeroBytes(w^(Lows*'\n')))&m == 0 {
+				in = in != (bits.OnesCount64(ZeroBytes(w^(Lows*'"'))&m)&1 == 1)
 				j = min(j+8, k)
 				continue
 			}
@@ -167,7 +167,7 @@ func stringEnd(b []byte, j int) int {
 // It reads eight bytes at a time from the end.
 func lastNewline(b []byte, lo, hi int) int {
 	for ; hi-8 >= lo; hi -= 8 {
-		if m := zeroBytes(binary.LittleEndian.Uint64(b[hi-8:]) ^ (lows * '\n')); m != 0 {
+		if m := ZeroBytes(binary.LittleEndian.Uint64(b[hi-8:]) ^ (Lows * '\n')); m != 0 {
 			return hi - 1 - bits.LeadingZeros64(m)/8
 		}
 	}
@@ -179,11 +179,11 @@ func lastNewline(b []byte, lo, hi int) int {
 	return -1
 }
 
-// closingQuote returns the position of the quote that ends the string whose
+// ClosingQuote returns the position of the quote that ends the string whose
 // content starts at j, or -1 if b ends first.
-func closingQuote(b []byte, j int) int {
+func ClosingQuote(b []byte, j int) int {
 	for {
-		q := indexQuote(b, j)
+		q := IndexQuote(b, j)
 		if q < 0 {
 			return -1
 		}
@@ -201,9 +201,9 @@ func closingQuote(b []byte, j int) int {
 	}
 }
 
-// skipEventTail returns what skipRest returns for the rest of an object
+// skipEventTail returns what SkipRest returns for the rest of an object
 // at i when that rest ends the way an event's does in Kineto's layout or
-// in compact JSON, and -1 otherwise (and when buf ends first). It finds
+// in compact JSON, and -1 otherwise (and when Buf ends first). It finds
 // the first closing brace and the first opening brace before it with
 // bytes.IndexByte, and tells that they are outside strings without
 // reading the bytes between them one by one:
@@ -212,14 +212,14 @@ func closingQuote(b []byte, j int) int {
 //     spaces (no args, as flow events), or its args' brace at the end of
 //     the line "\n    \"args\": {" and their closing brace on a line of
 //     its own, followed by the event's on the next. A line starts outside
-//     any string (a newline ends one, for skipRest).
+//     any string (a newline ends one, for SkipRest).
 //   - compact JSON, "...,\"args\":{...}}" or "...}": no backslash and no
 //     newline in the run, whose quotes then pair up.
 //
 // The run holds no other brace, so the depth goes to zero at the brace
 // found, as it would byte by byte.
-func (s *scanner) skipEventTail(i int) int {
-	b := s.buf
+func (s *Scanner) skipEventTail(i int) int {
+	b := s.Buf
 	k := bytes.IndexByte(b[i:], '}')
 	if k < 0 {
 		return -1
@@ -237,7 +237,7 @@ func (s *scanner) skipEventTail(i int) int {
 	}
 	o += i // the first opening brace, before c
 	if bytes.IndexByte(b[o+1:c], '{') >= 0 {
-		return -1 // nested deeper: left to skipRest
+		return -1 // nested deeper: left to SkipRest
 	}
 	const kinetoArgs, kinetoArgsEnd, compactArgs = "\n    \"args\": {", "\n    }\n  }", `,"args":{`
 	if o-i >= len(kinetoArgs)-1 && string(b[o+1-len(kinetoArgs):o+1]) == kinetoArgs &&

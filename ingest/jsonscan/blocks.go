@@ -1,4 +1,4 @@
-package ingest
+package jsonscan
 
 import (
 	"context"
@@ -8,17 +8,19 @@ import (
 )
 
 const (
-	// blockSize is how many decompressed bytes one block carries. Each
-	// block has a sixteenth of that in room before its data, where the
-	// scanner copies the unfinished tail of the previous block, so that a
-	// value spanning two blocks is contiguous without copying whole blocks.
-	blockSize = 1 << 20
-	// blocksInFlight bounds the blocks between the reader and the parser.
-	blocksInFlight = 4
+	// BlockSize is how many bytes of input one block carries unless
+	// Options say otherwise. Each block has a sixteenth of that in room
+	// before its data, where the Scanner copies the unfinished tail of the
+	// previous block, so that a value spanning two blocks is contiguous
+	// without copying whole blocks.
+	BlockSize = 1 << 20
+	// BlocksInFlight bounds the blocks between the reader and the parser:
+	// a Scanner holds at most BlocksInFlight+2 blocks.
+	BlocksInFlight = 4
 )
 
-// ErrTooLarge is wrapped by the error for a file whose JSON text passes
-// Options.MaxUncompressedBytes.
+// ErrTooLarge is wrapped by the error for an input longer than
+// Options.Limit.
 var ErrTooLarge = errors.New("decompressed size limit exceeded")
 
 // block is one piece of decompressed input.
@@ -33,13 +35,14 @@ func (b *block) data() []byte { return b.mem[b.prefix : b.prefix+b.n] }
 
 // blockReader reads a stream into blocks on its own goroutine, so that
 // decompression runs concurrently with parsing. Blocks go back through free
-// for reuse: memory stays at blocksInFlight blocks whatever the input size.
+// for reuse: memory stays at BlocksInFlight blocks whatever the input size.
 type blockReader struct {
 	full         chan *block
 	free         chan *block
 	done         chan struct{}
 	size, prefix int
 	first        int   // size of the first block
+	most         int   // the most blocks made
 	allocated    int   // blocks made so far, by the reading goroutine
 	err          error // set before full is closed
 	total        int64 // bytes delivered; read only after full is closed
@@ -49,11 +52,14 @@ type blockReader struct {
 // of room before each; the first block has first bytes (at most size), so
 // that a small file costs a small block. limit, when positive, bounds the
 // bytes read; a done ctx (nil for none) stops the reading with its error.
-// The consumer calls close when it is done.
-func newBlockReader(ctx context.Context, r io.Reader, limit int64, size, prefix, first int) *blockReader {
+// At most most blocks are made (at least BlocksInFlight+2). The consumer
+// calls close when it is done.
+func newBlockReader(ctx context.Context, r io.Reader, limit int64, size, prefix, first, most int) *blockReader {
+	most = max(most, BlocksInFlight+2)
 	br := &blockReader{
-		full:   make(chan *block, blocksInFlight),
-		free:   make(chan *block, blocksInFlight+2),
+		full:   make(chan *block, BlocksInFlight),
+		free:   make(chan *block, most),
+		most:   most,
 		done:   make(chan struct{}),
 		size:   size,
 		prefix: prefix,
@@ -111,7 +117,7 @@ func (br *blockReader) get() *block {
 		prefix := min(br.prefix, max(br.first/16, 16))
 		return &block{mem: make([]byte, prefix+br.first), prefix: prefix}
 	}
-	if br.allocated < blocksInFlight+2 {
+	if br.allocated < br.most {
 		br.allocated++
 		return &block{mem: make([]byte, br.prefix+br.size), prefix: br.prefix}
 	}

@@ -1,16 +1,16 @@
-package ingest
+package jsonscan
 
 import (
 	"math"
 	"strconv"
 )
 
-// parseMicrosNS converts a JSON number of microseconds, as text, into integer
+// ParseMicrosNS converts a JSON number of microseconds, as text, into integer
 // nanoseconds without going through a float: "6520618853487.683" is
 // 6520618853487683. More than three decimals are rounded half away from zero;
 // exponent forms fall back to a float and are rounded. A quoted number is
 // accepted. It reports false for text that is not a number or overflows.
-func parseMicrosNS(b []byte) (int64, bool) {
+func ParseMicrosNS(b []byte) (int64, bool) {
 	if ns, ok := fixedMicrosNS(b); ok {
 		return ns, true
 	}
@@ -73,10 +73,10 @@ func parseFloatNS(b []byte) (int64, bool) {
 	return int64(ns), true
 }
 
-// parseInt parses a JSON integer (optionally quoted). A number with a
+// ParseInt parses a JSON integer (optionally quoted). A number with a
 // fraction or exponent is truncated toward zero. It reports false for
 // anything else.
-func parseInt(b []byte) (int64, bool) {
+func ParseInt(b []byte) (int64, bool) {
 	b = unquote(b)
 	v, neg, i, ok := intPrefix(b)
 	if !ok {
@@ -123,7 +123,7 @@ func intPrefix(b []byte) (v int64, neg bool, i int, ok bool) {
 
 // fixedMicrosNS converts the forms Kineto writes ts and dur in, at most 18
 // digits with a point and three decimals or without a fraction, the way
-// parseMicrosNS does, with fewer checks: 18 digits cannot overflow before
+// ParseMicrosNS does, with fewer checks: 18 digits cannot overflow before
 // the range check. It reports false for any other text (and out of range).
 func fixedMicrosNS(b []byte) (int64, bool) {
 	n, frac := len(b), 0

@@ -1,4 +1,4 @@
-package ingest
+package jsonscan
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// checkIndexQuote compares indexQuote with bytes.IndexByte from every
+// checkIndexQuote compares IndexQuote with bytes.IndexByte from every
 // start.
 func checkIndexQuote(t *testing.T, b []byte) {
 	t.Helper()
@@ -16,8 +16,8 @@ func checkIndexQuote(t *testing.T, b []byte) {
 		if want >= 0 {
 			want += j
 		}
-		if got := indexQuote(b, j); got != want {
-			t.Fatalf("indexQuote(%q, %d) = %d, want %d", b, j, got, want)
+		if got := IndexQuote(b, j); got != want {
+			t.Fatalf("IndexQuote(%q, %d) = %d, want %d", b, j, got, want)
 		}
 	}
 }
@@ -57,8 +57,8 @@ func TestNonDigits(t *testing.T) {
 func TestLiteral(t *testing.T) {
 	for _, in := range []string{"1661203463029566,", "5133109885544.956}", "-12e+5 ", "true,", "null]",
 		"123456789012345678901234567890 ", "0.5925926\n", "7,"} {
-		s := &scanner{buf: []byte(in)}
-		raw, next, err := s.literal(0)
+		s := &Scanner{Buf: []byte(in)}
+		raw, next, err := s.Literal(0)
 		want := strings.IndexAny(in, ",}] \n")
 		if err != nil || next != want || string(raw) != in[:want] {
 			t.Errorf("literal(%q) = %q, %d, %v; want %q", in, raw, next, err, in[:want])

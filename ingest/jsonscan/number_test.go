@@ -1,4 +1,4 @@
-package ingest
+package jsonscan
 
 import (
 	"math/rand/v2"
@@ -35,9 +35,9 @@ func TestParseMicrosNS(t *testing.T) {
 		{"1e400", 0, false},
 	}
 	for _, tt := range tests {
-		got, ok := parseMicrosNS([]byte(tt.in))
+		got, ok := ParseMicrosNS([]byte(tt.in))
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("parseMicrosNS(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
+			t.Errorf("ParseMicrosNS(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 }
@@ -57,35 +57,14 @@ func TestParseInt(t *testing.T) {
 		{`"[0, 1]"`, 0, false},
 	}
 	for _, tt := range tests {
-		got, ok := parseInt([]byte(tt.in))
+		got, ok := ParseInt([]byte(tt.in))
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("parseInt(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
+			t.Errorf("ParseInt(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 }
 
-func TestRankFromName(t *testing.T) {
-	tests := []struct {
-		name string
-		want int
-	}{
-		{"dp0_pp0_tp0_dcp0_ep0_rank3.1234.pt.trace.json.gz", 3},
-		{"vllm-instance-abc-rank-5.pt.trace.json.gz", 5},
-		{"/x/y/trace_rank-12.json", 12},
-		{"rank7.json.gz", 7},
-		{"worker_rank_2.json", 2},
-		{"host123_45678.pt.trace.json.gz", -1},
-		{"prank5.json", -1},
-		{"a.tar!prof/rank1.json", 1},
-	}
-	for _, tt := range tests {
-		if got := RankFromName(tt.name); got != tt.want {
-			t.Errorf("RankFromName(%q) = %d, want %d", tt.name, got, tt.want)
-		}
-	}
-}
-
-// TestFixedMicrosNS checks the fast path of parseMicrosNS against its
+// TestFixedMicrosNS checks the fast path of ParseMicrosNS against its
 // general parse (a quoted number, which the fast path does not read), over
 // numbers of every length in Kineto's forms and near misses of them.
 func TestFixedMicrosNS(t *testing.T) {
@@ -109,18 +88,54 @@ func TestFixedMicrosNS(t *testing.T) {
 	fast := 0
 	for _, f := range forms {
 		got, ok := fixedMicrosNS([]byte(f))
-		want, wantOK := parseMicrosNS([]byte(`"` + f + `"`))
+		want, wantOK := ParseMicrosNS([]byte(`"` + f + `"`))
 		if ok {
 			fast++
 			if !wantOK || got != want {
 				t.Fatalf("fixedMicrosNS(%q) = %d, true; the general parse gives %d, %v", f, got, want, wantOK)
 			}
 		}
-		if all, allOK := parseMicrosNS([]byte(f)); all != want || allOK != wantOK {
-			t.Fatalf("parseMicrosNS(%q) = %d, %v; quoted %d, %v", f, all, allOK, want, wantOK)
+		if all, allOK := ParseMicrosNS([]byte(f)); all != want || allOK != wantOK {
+			t.Fatalf("ParseMicrosNS(%q) = %d, %v; quoted %d, %v", f, all, allOK, want, wantOK)
 		}
 	}
 	if fast < len(forms)/3 {
 		t.Errorf("the fast path read only %d of %d numbers", fast, len(forms))
+	}
+}
+
+// TestNumberFastPaths checks that Digits and NumberEnd, where they read
+// a number, read what literal and ParseInt read, and that they leave to
+// them what they do not read.
+func TestNumberFastPaths(t *testing.T) {
+	for _, tc := range []struct {
+		text       string
+		digits, nb bool // Digits, NumberEnd read it
+	}{
+		{"12345,         ", true, true},
+		{"0}      ", true, true},
+		{"123456789012345678,        ", true, true},
+		{"1234567890123456789,        ", false, true},
+		{"1234567890123456789.5,       ", false, true},
+		{"7.757576,        ", false, true},
+		{"7.,              ", false, true},
+		{"7.5e3,           ", false, false},
+		{"7e3,             ", false, false},
+		{"-7,              ", false, false},
+		{"7x,              ", false, false},
+		{"7.x,             ", false, false},
+		{"\"7\",            ", false, false},
+		{"7,", false, false}, // too near the end: left to literal
+	} {
+		s := &Scanner{Buf: []byte(tc.text)}
+		raw, end, err := s.Literal(0)
+		want, isInt := ParseInt(raw)
+		v, e := s.Digits(0)
+		if (e >= 0) != tc.digits || e >= 0 && (err != nil || e != end || !isInt || v != want) {
+			t.Errorf("Digits(%q) = %d, %d; literal %q, %d, %v; ParseInt %d, %v", tc.text, v, e, raw, end, err, want, isInt)
+		}
+		if e := s.NumberEnd(0); (e >= 0) != tc.nb || e >= 0 && (err != nil || e != end) {
+			t.Errorf("NumberEnd(%q) = %d; literal %q, %d, %v", tc.text, e, raw, end, err)
+		}
 	}
 }

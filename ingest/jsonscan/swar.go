@@ -1,4 +1,4 @@
-package ingest
+package jsonscan
 
 import (
 	"bytes"
@@ -10,21 +10,23 @@ import (
 // look for a quote in runs of ordinary bytes, and most strings in a trace
 // are too short for bytes.IndexByte's call to pay off.
 
-const (
-	lows  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
+// Lows is the word with the low bit of each byte set: Lows*c repeats the
+// byte c in every byte of a word.
+const Lows = 0x0101010101010101
+
+// highs is the word with the high bit of each byte set.
+const highs = 0x8080808080808080
 
 // eq returns a word with the high bit set in the lowest byte of x equal to
 // c (and possibly in higher bytes: callers use only the lowest).
 func eq(x uint64, c byte) uint64 {
-	v := x ^ (lows * uint64(c))
-	return (v - lows) &^ v & highs
+	v := x ^ (Lows * uint64(c))
+	return (v - Lows) &^ v & highs
 }
 
-// zeroBytes returns a word with the high bit set in exactly the bytes of x
+// ZeroBytes returns a word with the high bit set in exactly the bytes of x
 // that are zero.
-func zeroBytes(x uint64) uint64 {
+func ZeroBytes(x uint64) uint64 {
 	const low7 = 0x7f7f7f7f7f7f7f7f
 	return ^((x&low7 + low7) | x | low7)
 }
@@ -35,13 +37,13 @@ func nonDigits(x uint64) uint64 {
 	const high, low = 0xf0f0f0f0f0f0f0f0, 0x0f0f0f0f0f0f0f0f
 	// A digit has high nibble 3 and low nibble at most 9 (adding 6 does
 	// not carry into bit 4).
-	return (x&high ^ lows*'0') | ((x&low + lows*6) & (lows * 0x10))
+	return (x&high ^ Lows*'0') | ((x&low + Lows*6) & (Lows * 0x10))
 }
 
-// indexQuote returns the position of the first '"' in b at or after j, or
+// IndexQuote returns the position of the first '"' in b at or after j, or
 // -1. Most strings are short: the first 32 bytes are searched eight at a
 // time, the rest with bytes.IndexByte.
-func indexQuote(b []byte, j int) int {
+func IndexQuote(b []byte, j int) int {
 	for end := j + 32; j+8 <= len(b); j += 8 {
 		if m := eq(binary.LittleEndian.Uint64(b[j:]), '"'); m != 0 {
 			return j + bits.TrailingZeros64(m)/8
