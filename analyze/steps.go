@@ -80,11 +80,6 @@ var (
 	// phase's requests), as in TraceLens issue #818's
 	// "step[DECODE bs=64 g_sqsq=64 g_sqsk=100032 g_sk=100032]".
 	reSGLangField = regexp.MustCompile(`(?:^|\s)(\w+)=(\d+)`)
-	// reExecuteModel is the worker-level execute_model: a record_function
-	// annotation of that name, or a with_stack python_function such as
-	// "vllm/v1/worker/gpu_worker.py(263): execute_model" (V1) or
-	// ".../worker/worker_base.py(398): execute_model" (V0).
-	reExecuteModel = regexp.MustCompile(`^(?:execute_model|.*\.py\(\d+\): execute_model)$`)
 )
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
@@ -111,10 +106,20 @@ func stepFinders(userRegex *regexp.Regexp) []stepFinder {
 			return stepMark{}, reProfilerStep.MatchString(n)
 		}},
 		stepFinder{source: SourceExecuteModel, python: true, parse: func(n string) (stepMark, bool) {
-			return stepMark{}, reExecuteModel.MatchString(n)
+			return stepMark{}, isExecuteModel(n)
 		}},
 		stepFinder{source: SourceSGLang, parse: parseSGLang},
 	)
+}
+
+// isExecuteModel says whether n is the worker-level execute_model: a
+// record_function annotation of that name, or a with_stack python_function
+// such as "vllm/v1/worker/gpu_worker.py(263): execute_model" (V1) or
+// ".../worker/worker_base.py(398): execute_model" (V0). The name is
+// ingest's, which keeps those python_function events.
+func isExecuteModel(n string) bool {
+	fn, ok := ingest.PythonFunction(n)
+	return n == ingest.ExecuteModel || ok && fn == ingest.ExecuteModel
 }
 
 // parseVLLM reads vLLM's step annotation families: execute_new_N_cached_M

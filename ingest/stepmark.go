@@ -1,6 +1,9 @@
 package ingest
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // stepMarkFunctions are the Python functions whose python_function events
 // (with_stack traces) the reader keeps in Trace.PythonCalls: the
@@ -9,7 +12,36 @@ import "bytes"
 // "vllm/v1/worker/gpu_worker.py(263): execute_model". sample_tokens is
 // the second half of a step in vLLM versions that split it from
 // execute_model (async scheduling).
-var stepMarkFunctions = [...]string{"execute_model", "sample_tokens"}
+var stepMarkFunctions = [...]string{ExecuteModel, SampleTokens}
+
+// ExecuteModel is vLLM's worker-level step: the function of its
+// python_function events and the name of its record_function annotation.
+// The one definition of the name; analysis marks steps by it.
+const ExecuteModel = "execute_model"
+
+// SampleTokens is the second half of a step in vLLM versions that split it
+// from execute_model.
+const SampleTokens = "sample_tokens"
+
+// PythonFunction returns the function a with_stack python_function event's
+// name calls: FUNCTION of "FILE.py(LINE): FUNCTION", e.g. execute_model of
+// "vllm/v1/worker/gpu_worker.py(263): execute_model"; ok is false for a
+// name of any other form.
+func PythonFunction(name string) (fn string, ok bool) {
+	i := strings.LastIndex(name, "): ")
+	if i < 0 {
+		return "", false
+	}
+	open := strings.LastIndexByte(name[:i], '(')
+	if open < len(".py") || !strings.HasSuffix(name[:open], ".py") {
+		return "", false
+	}
+	line := name[open+1 : i]
+	if line == "" || strings.Trim(line, "0123456789") != "" {
+		return "", false
+	}
+	return name[i+len("): "):], true
+}
 
 // stepMarkFunction says whether raw, the raw JSON text of a
 // python_function event's name, names a step-mark function: it ends in
