@@ -82,6 +82,9 @@ func Analyze(set *ingest.Set, opt Options) (*Report, error) {
 		wg.Go(func() { r.Ranks[i], passes[i] = analyzeTrace(t, cls, re, opt) })
 	}
 	wg.Wait()
+	for i, t := range traces {
+		passes[i].capture = captureFor(t, set.Captures)
+	}
 	r.Warnings = setWarnings(set)
 	a := alignRanks(r, traces, passes)
 	addRankAccounts(r, passes, a, opt)
@@ -265,7 +268,7 @@ func setWarnings(set *ingest.Set) []string {
 		w = append(w, e.Error())
 	}
 	if n := len(set.Captures); n > 0 {
-		w = append(w, fmt.Sprintf("%d CUDA-graph capture traces not analysed", n))
+		w = append(w, fmt.Sprintf("%d CUDA-graph capture traces not analysed as steps (read for the shapes of graph replays)", n))
 	}
 	sort.Strings(w)
 	return w

@@ -22,6 +22,9 @@ type stepAcc struct {
 // rankPass holds the per-event results of analysing one trace.
 type rankPass struct {
 	t     *ingest.Trace
+	// capture is the CUDA-graph capture trace of t's rank, nil when none
+	// was given: the roofline takes graph replays' shapes from it.
+	capture *ingest.Trace
 	tab   bucketTab
 	ec    *eventClassifier
 	li    launchIndex
