@@ -2,6 +2,8 @@ package ingest
 
 import (
 	"cmp"
+	"fmt"
+	"os"
 	"slices"
 	"strings"
 )
@@ -100,4 +102,31 @@ func (t *Trace) embeddingTokens(g *CapturedGraph) int64 {
 		}
 	}
 	return 0
+}
+
+// WithCaptures returns in with the local trace files at paths added as
+// CUDA-graph capture traces (Source.Capture), read beside its own: the
+// graph replays of the rank each one names take their kernels' shapes
+// from it. A path that is not a regular file makes an input whose
+// OpenInput fails, saying so.
+func (in Input) WithCaptures(paths []string) Input {
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		switch {
+		case err != nil:
+			in.err = fmt.Errorf("capture trace: %w", err)
+			return in
+		case !st.Mode().IsRegular():
+			in.err = fmt.Errorf("capture trace %s: not a regular file (%s)", p, st.Mode().Type())
+			return in
+		}
+		if i := slices.IndexFunc(in.Sources, func(s Source) bool { return s.Name == p }); i >= 0 {
+			in.Sources[i].Capture = true // found already (under a capture_traces directory, say)
+			continue
+		}
+		src := localSource(p, st.Size())
+		src.Capture = true
+		in.Sources = append(in.Sources, src)
+	}
+	return in
 }
