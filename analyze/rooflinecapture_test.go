@@ -15,20 +15,19 @@ import (
 )
 
 // TestRooflineTakesShapesFromCapture analyses the graph_capture sample:
-// its replay trace with the capture trace beside it (replay/capture_traces/),
+// its replay trace with the capture trace beside it (capture_traces/),
 // the replay trace alone, and the same steps run eager. With the capture,
 // every decode GEMM and attention kernel has a figure taken from it, and
 // the rows' FLOPs and bytes a step are exactly the eager trace's (the same
 // shapes), their TB/s within 15% (other kernel times); alone, none has one
 // and all say "CUDA graph replay".
 func TestRooflineTakesShapesFromCapture(t *testing.T) {
-	dir := testkit.Real(t, "graph_capture")
-	replay := filepath.Join(dir, "replay")
+	replay := testkit.Real(t, "graph_capture")
 	alone, err := filepath.Glob(filepath.Join(replay, "*.pt.trace.json.gz"))
 	if err != nil || len(alone) != 1 {
 		t.Fatalf("replay trace: %v %v", alone, err)
 	}
-	_, eager := analyzePath(t, filepath.Join(dir, "eager"))
+	_, eager := analyzePath(t, testkit.Real(t, "graph_capture_eager"))
 	_, withCap := analyzePath(t, replay)
 	_, noCap := analyzePath(t, alone[0])
 	for _, b := range []BucketID{GEMM, Attention} {
@@ -71,9 +70,8 @@ func decodeRow(t *testing.T, r *Report, b BucketID) RooflineRow {
 // order, so that each op launched as many kernels, in the same places, as
 // it did eager; and the embedding's 8 tokens.
 func TestCapturedGraphsMatchEager(t *testing.T) {
-	dir := testkit.Real(t, "graph_capture")
-	capPaths, _ := filepath.Glob(filepath.Join(dir, "replay", "capture_traces", "*.gz"))
-	eagerPaths, _ := filepath.Glob(filepath.Join(dir, "eager", "*.gz"))
+	capPaths, _ := filepath.Glob(filepath.Join(testkit.Real(t, "graph_capture"), "capture_traces", "*.gz"))
+	eagerPaths, _ := filepath.Glob(filepath.Join(testkit.Real(t, "graph_capture_eager"), "*.gz"))
 	if len(capPaths) != 1 || len(eagerPaths) != 1 {
 		t.Fatalf("capture %v, eager %v", capPaths, eagerPaths)
 	}
@@ -223,7 +221,7 @@ func TestMatchGraph(t *testing.T) {
 // replay then matches it one for one, and every replayed GEMM and
 // attention kernel has no figure, the reason saying so.
 func TestRooflineCaptureMismatch(t *testing.T) {
-	set, err := ingest.Open(filepath.Join(testkit.Real(t, "graph_capture"), "replay"), ingest.Options{})
+	set, err := ingest.Open(testkit.Real(t, "graph_capture"), ingest.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,11 +13,10 @@ import (
 // it already, it is read once; a path that is not there is an error that
 // names it.
 func TestWithCaptures(t *testing.T) {
-	dir, err := sampletraces.RealDir("graph_capture")
+	replay, err := sampletraces.RealDir("graph_capture")
 	if err != nil {
 		t.Fatal(err)
 	}
-	replay := filepath.Join(dir, "replay")
 	traces, _ := filepath.Glob(filepath.Join(replay, "*.pt.trace.json.gz"))
 	captures, _ := filepath.Glob(filepath.Join(replay, "capture_traces", "*.pt.trace.json.gz"))
 	if len(traces) != 1 || len(captures) != 1 {
@@ -45,7 +44,7 @@ func TestWithCaptures(t *testing.T) {
 			}
 		})
 	}
-	missing := filepath.Join(dir, "no-such-capture.json")
+	missing := filepath.Join(replay, "no-such-capture.json")
 	if _, err := OpenInput(FromPath(traces[0]).WithCaptures([]string{missing}), Options{}); err == nil || !strings.Contains(err.Error(), missing) {
 		t.Errorf("missing capture: %v", err)
 	}

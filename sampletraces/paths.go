@@ -42,13 +42,13 @@ func RealSweeps() []string {
 	return []string{"batch_sweep", "marlin_sweep"}
 }
 
-// RealGraphCapture returns the directory of sampletraces/real made for
+// RealGraphCapture returns the directories of sampletraces/real made for
 // graph replays' shapes (TP1 on one H200): a replay trace of 8 decode
 // steps with the trace of its graph's capture under capture_traces/, as
-// vLLM lays them out (the same steps eager are in graph_capture/eager,
-// their truth in graph_capture/truth.json).
+// vLLM lays them out, and the same steps eager (graph_capture/truth.json
+// says what they hold).
 func RealGraphCapture() []string {
-	return []string{"graph_capture/replay"}
+	return []string{"graph_capture", "graph_capture_eager"}
 }
 
 // RealAll returns every directory of sampletraces/real: the variants,

@@ -17,7 +17,10 @@ Llama-3-8B-shaped layers). The decode forward at batch --batch, context
 
 Each step: the token ids copied into the graph's static input, the forward
 (replayed or eager), then an argmax over the logits and a device-to-host copy
-(eager in both). truth.json: the shapes, the steps, versions, and what the
+(eager in both). In the repository, capture/ is moved to
+sampletraces/real/graph_capture/capture_traces/ beside the replay trace
+(vLLM's layout) and eager/ is sampletraces/real/graph_capture_eager/.
+truth.json: the shapes, the steps, versions, and what the
 capture trace held (counts of its events by category and name).
 
 usage: python3 capture.py --out OUTDIR
