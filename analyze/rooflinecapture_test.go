@@ -3,6 +3,7 @@ package analyze
 import (
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -182,30 +183,39 @@ func eagerStepOps(t *testing.T, path string) []string {
 }
 
 // TestMatchGraph: a replay takes the one captured graph of as many
-// kernels, among several of that count the one captured at its step's
-// tokens, and none otherwise, saying why.
+// kernels; among several of that count the one captured at its step's
+// tokens, else at the fewest above them (a padded batch), else the first
+// when they all do the same work; none otherwise, saying why.
 func TestMatchGraph(t *testing.T) {
 	graph := func(n int, tokens int64) ingest.CapturedGraph {
 		return ingest.CapturedGraph{Launches: make([]ingest.CapturedLaunch, n), Tokens: tokens}
 	}
+	differ := func(a, b *ingest.CapturedGraph) bool { return a == b }
+	alike := func(a, b *ingest.CapturedGraph) bool { return true }
+	g126 := []ingest.CapturedGraph{graph(126, 4), graph(126, 8), graph(126, 16)}
 	cases := []struct {
 		name      string
 		graphs    []ingest.CapturedGraph
 		n, tokens int
+		same      func(a, b *ingest.CapturedGraph) bool
 		want      int    // index into graphs, -1 for none
 		why       string // the reason's start when none
 	}{
-		{"one of the count", []ingest.CapturedGraph{graph(126, 8)}, 126, 8, 0, ""},
-		{"one of the count, other tokens", []ingest.CapturedGraph{graph(126, 8)}, 126, 5, 0, ""},
-		{"by count among several", []ingest.CapturedGraph{graph(120, 8), graph(126, 16)}, 126, 8, 1, ""},
-		{"by tokens among the same count", []ingest.CapturedGraph{graph(126, 4), graph(126, 8), graph(126, 16)}, 126, 8, 1, ""},
-		{"same count, no tokens match", []ingest.CapturedGraph{graph(126, 4), graph(126, 16)}, 126, 8, -1, GapCaptureMismatch},
-		{"no count matches", []ingest.CapturedGraph{graph(125, 8)}, 126, 8, -1, GapCaptureMismatch},
-		{"no graph", nil, 126, 8, -1, GapCaptureNone},
+		{"one of the count", []ingest.CapturedGraph{graph(126, 8)}, 126, 8, differ, 0, ""},
+		{"one of the count, other tokens", []ingest.CapturedGraph{graph(126, 8)}, 126, 5, differ, 0, ""},
+		{"by count among several", []ingest.CapturedGraph{graph(120, 8), graph(126, 16)}, 126, 8, differ, 1, ""},
+		{"by tokens among the same count", g126, 126, 8, differ, 1, ""},
+		{"padded: the fewest tokens above", g126, 126, 5, differ, 1, ""},
+		{"above every graph, different work", g126, 126, 32, differ, -1, GapCaptureMismatch},
+		{"above every graph, the same work", g126, 126, 32, alike, 0, ""},
+		{"same tokens twice, different work", []ingest.CapturedGraph{graph(126, 8), graph(126, 8)}, 126, 8, differ, -1, GapCaptureMismatch},
+		{"same tokens twice, the same work", []ingest.CapturedGraph{graph(126, 8), graph(126, 8)}, 126, 8, alike, 0, ""},
+		{"no count matches", []ingest.CapturedGraph{graph(125, 8)}, 126, 8, differ, -1, GapCaptureMismatch},
+		{"no graph", nil, 126, 8, differ, -1, GapCaptureNone},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			g, why := matchGraph(c.graphs, c.n, c.tokens)
+			g, why := matchGraph(c.graphs, c.n, c.tokens, c.same)
 			switch {
 			case c.want >= 0 && g != &c.graphs[c.want]:
 				t.Errorf("got %p (%q), want graph %d", g, why, c.want)
@@ -213,6 +223,38 @@ func TestMatchGraph(t *testing.T) {
 				t.Errorf("got %p, %q; want none, %q...", g, why, c.why)
 			}
 		})
+	}
+}
+
+// TestSameWork: the sample's captured graph does the same work as itself
+// and not as a copy with one op's launch dropped or another op in a place.
+func TestSameWork(t *testing.T) {
+	set, err := ingest.Open(testkit.Real(t, "graph_capture"), ingest.Options{})
+	if err != nil || len(set.Captures) != 1 {
+		t.Fatalf("%v, %d captures", err, len(set.Captures))
+	}
+	c := set.Captures[0]
+	g := c.CapturedGraphs()[0]
+	shorter := g
+	shorter.Launches = g.Launches[1:]
+	moved := g
+	moved.Launches = slices.Clone(g.Launches)
+	var gemms []int
+	for j, l := range moved.Launches {
+		if l.Op >= 0 && c.Name(c.Shapes.Ops.At(int(l.Op)).Name) == "aten::mm" {
+			gemms = append(gemms, j)
+		}
+	}
+	// the QKV projection's place takes the out projection's op (another N)
+	moved.Launches[gemms[0]].Op = moved.Launches[gemms[2]].Op
+	for _, c2 := range []struct {
+		name string
+		b    *ingest.CapturedGraph
+		want bool
+	}{{"itself", &g, true}, {"one launch short", &shorter, false}, {"another GEMM in a place", &moved, false}} {
+		if got := sameWork(c, &g, c2.b); got != c2.want {
+			t.Errorf("%s: sameWork %v, want %v", c2.name, got, c2.want)
+		}
 	}
 }
 
@@ -249,5 +291,46 @@ func TestRooflineCaptureMismatch(t *testing.T) {
 			row.Unshaped[0].Kernels != row.Kernels {
 			t.Errorf("%s: %d of %d shaped, %+v", b, row.ShapedKernels, row.Kernels, row.Unshaped)
 		}
+	}
+}
+
+// TestAssignCaptures: each rank takes the capture trace of its rank (the
+// only one when a rank is unknown), and a capture no rank takes is
+// warned about by path.
+func TestAssignCaptures(t *testing.T) {
+	tr := func(path string, rank int) *ingest.Trace { return &ingest.Trace{Path: path, Rank: rank} }
+	cases := []struct {
+		name     string
+		ranks    []int
+		captures []*ingest.Trace
+		want     []int // index into captures of each pass's, -1 for none
+		warned   []string
+	}{
+		{"by rank", []int{0, 1}, []*ingest.Trace{tr("c1", 1), tr("c0", 0)}, []int{1, 0}, nil},
+		{"one of an unknown rank", []int{0}, []*ingest.Trace{tr("c", -1)}, []int{0}, nil},
+		{"a rank without a trace", []int{0}, []*ingest.Trace{tr("c0", 0), tr("c3", 3)}, []int{0}, []string{"c3"}},
+		{"two unknown", []int{-1}, []*ingest.Trace{tr("a", -1), tr("b", -1)}, []int{-1}, []string{"a", "b"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var passes []*rankPass
+			for i, r := range c.ranks {
+				passes = append(passes, &rankPass{t: tr(fmt.Sprint("trace", i), r)})
+			}
+			w := assignCaptures(passes, c.captures)
+			for i, p := range passes {
+				if want := c.want[i]; (want < 0 && p.capture != nil) || (want >= 0 && p.capture != c.captures[want]) {
+					t.Errorf("rank %d took %v, want capture %d", c.ranks[i], p.capture, want)
+				}
+			}
+			if len(w) != len(c.warned) {
+				t.Fatalf("warnings %q, want about %q", w, c.warned)
+			}
+			for i, path := range c.warned {
+				if !strings.HasPrefix(w[i], path+": ") {
+					t.Errorf("warning %q, want about %s", w[i], path)
+				}
+			}
+		})
 	}
 }
