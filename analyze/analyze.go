@@ -82,7 +82,7 @@ func Analyze(set *ingest.Set, opt Options) (*Report, error) {
 		wg.Go(func() { r.Ranks[i], passes[i] = analyzeTrace(t, cls, re, opt) })
 	}
 	wg.Wait()
-	r.Warnings = setWarnings(set)
+	r.Warnings = append(setWarnings(set), assignCaptures(passes, set.Captures)...)
 	a := alignRanks(r, traces, passes)
 	addRankAccounts(r, passes, a, opt)
 	r.Bandwidth = collectiveBandwidth(r, passes, a, link)
@@ -265,7 +265,7 @@ func setWarnings(set *ingest.Set) []string {
 		w = append(w, e.Error())
 	}
 	if n := len(set.Captures); n > 0 {
-		w = append(w, fmt.Sprintf("%d CUDA-graph capture traces not analysed", n))
+		w = append(w, fmt.Sprintf("%d CUDA-graph capture trace(s) read for the shapes of graph replays, not analysed as steps", n))
 	}
 	sort.Strings(w)
 	return w

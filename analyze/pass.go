@@ -21,11 +21,14 @@ type stepAcc struct {
 
 // rankPass holds the per-event results of analysing one trace.
 type rankPass struct {
-	t     *ingest.Trace
-	tab   bucketTab
-	ec    *eventClassifier
-	li    launchIndex
-	marks []stepMark
+	t *ingest.Trace
+	// capture is the CUDA-graph capture trace of t's rank, nil when none
+	// was given: the roofline takes graph replays' shapes from it.
+	capture *ingest.Trace
+	tab     bucketTab
+	ec      *eventClassifier
+	li      launchIndex
+	marks   []stepMark
 	// cutoff is the time from which events are past the last step (an
 	// inferred step cut short by the end of the profile).
 	cutoff int64

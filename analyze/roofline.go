@@ -48,6 +48,10 @@ type RooflineRow struct {
 	// whose work is that of the kernel at their place in an eager step of
 	// the same phase, tokens and kernel sequence.
 	BorrowedKernels int `json:"borrowed_kernels,omitempty"`
+	// CapturedKernels are the shaped kernels replayed from a CUDA graph
+	// whose work is that of their launch, at their place in launch order,
+	// in the graph's capture trace.
+	CapturedKernels int `json:"captured_kernels,omitempty"`
 	// FLOPs and Bytes are the work of the shaped kernels (an op's work
 	// split over its kernels by their time).
 	FLOPs float64 `json:"flops"`
@@ -109,6 +113,11 @@ const (
 	// GapOldFormat: PyTorch 1.x traces give a kernel its correlation as
 	// External id, not its op's.
 	GapOldFormat = "kernels carry no op's External id (a PyTorch 1.x trace): not linked to the ops' shapes"
+	// GapCaptureNone and GapCaptureMismatch: a graph replay beside a
+	// capture trace that holds no captured graph, or none that matches
+	// the replay one for one (the rest of the reason says how).
+	GapCaptureNone     = "CUDA graph replay: the capture trace holds no graph capture (cudaStreamBeginCapture)"
+	GapCaptureMismatch = "CUDA graph replay: the capture trace does not match it"
 )
 
 // rooflineBuckets are the classes that get a row even when none of their
@@ -195,8 +204,12 @@ func (acc *rooflineAcc) rank(p *rankPass, steps []Step) {
 			acc.steps[ph]++
 		}
 	}
-	links := kernelLinks(p, steps)
-	works, graphs := map[int32]opWork{}, map[ingest.StrID]bool{}
+	links, why := kernelLinks(p, steps)
+	type workKey struct {
+		op       int32
+		captured bool
+	}
+	works, graphs := map[workKey]opWork{}, map[ingest.StrID]bool{}
 	for i, ev := range t.GPU.All() {
 		s := p.stepOf[i]
 		if !inWorkStep(p, i, steps) {
@@ -211,13 +224,18 @@ func (acc *rooflineAcc) rank(p *rankPass, steps []Step) {
 		row.Kernels++
 		row.KernelUS += us(ev.Dur)
 		if op < 0 {
-			acc.gap(rowKey{steps[s].Phase, b}, unlinkedReason(p, i, hasShapes, graphs), ev.Dur)
+			acc.gap(rowKey{steps[s].Phase, b}, unlinkedReason(p, i, hasShapes, graphs, why), ev.Dur)
 			continue
 		}
-		w, ok := works[op]
+		k := workKey{op, links[i].captured}
+		w, ok := works[k]
 		if !ok {
-			w = workOf(t, t.Shapes.Ops.At(int(op)))
-			works[op] = w
+			src := t
+			if k.captured {
+				src = p.capture
+			}
+			w = workOf(src, src.Shapes.Ops.At(int(op)))
+			works[k] = w
 		}
 		if w.why != "" {
 			acc.gap(rowKey{steps[s].Phase, b}, w.why, ev.Dur)
@@ -273,9 +291,13 @@ func launchedBy(p *rankPass, i int, op *ingest.ShapedOp) bool {
 }
 
 // unlinkedReason says why kernel i has no op with shapes; graphs caches
-// graphLaunch's answers by launch name.
-func unlinkedReason(p *rankPass, i int, hasShapes bool, graphs map[ingest.StrID]bool) string {
+// graphLaunch's answers by launch name, why holds the capture's reasons
+// by graph launch (captureShapes).
+func unlinkedReason(p *rankPass, i int, hasShapes bool, graphs map[ingest.StrID]bool, why map[int32]string) string {
 	if j := p.launchAt[i]; j >= 0 && graphLaunch(p.t, p.t.Launches.At(int(j)), graphs) {
+		if r := why[j]; r != "" {
+			return r
+		}
 		return GapGraph
 	}
 	if !hasShapes {
@@ -325,6 +347,9 @@ func (acc *rooflineAcc) addWork(k rowKey, w opWork, l opLink, dur int64) {
 	r.ShapedKernels++
 	if l.borrowed {
 		r.BorrowedKernels++
+	}
+	if l.captured {
+		r.CapturedKernels++
 	}
 	r.ShapedUS += us(dur)
 	r.FLOPs += w.flops * share

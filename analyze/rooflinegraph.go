@@ -10,19 +10,24 @@ import (
 
 // opLink is the op whose work a kernel does a share of: its index in
 // Trace.Shapes.Ops (-1: none) and the share, the kernel's part of the
-// op's kernel time. A kernel replayed from a CUDA graph borrows the link
-// of the kernel at its place in an eager step (borrowed).
+// op's kernel time. A kernel replayed from a CUDA graph takes the op of
+// its launch in the graph's capture trace (captured: op indexes
+// rankPass.capture's Shapes.Ops), else borrows the link of the kernel at
+// its place in an eager step (borrowed).
 type opLink struct {
 	op       int32
 	share    float64
 	borrowed bool
+	captured bool
 }
 
 // kernelLinks returns the op link of each GPU event of p in a step with
 // roofline rows: its own op's (linkOps), or, for a kernel of a step
-// replayed from a CUDA graph, the one borrowed from an eager step of the
-// same trace (borrowShapes).
-func kernelLinks(p *rankPass, steps []Step) []opLink {
+// replayed from a CUDA graph, its launch's op in the capture trace
+// (captureShapes), else the one borrowed from an eager step of the same
+// trace (borrowShapes); and why the replays that took no capture's ops
+// did not, by the index of their cudaGraphLaunch.
+func kernelLinks(p *rankPass, steps []Step) ([]opLink, map[int32]string) {
 	opOf, opNS := linkOps(p, steps)
 	links := make([]opLink, len(opOf))
 	for i, op := range opOf {
@@ -31,8 +36,9 @@ func kernelLinks(p *rankPass, steps []Step) []opLink {
 			links[i].share = float64(p.t.GPU.At(i).Dur) / float64(max(opNS[op], 1))
 		}
 	}
+	why := captureShapes(p, steps, links)
 	borrowShapes(p, steps, links)
-	return links
+	return links, why
 }
 
 // borrowShapes gives the kernels of each step replayed from a CUDA graph

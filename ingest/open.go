@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -30,6 +31,9 @@ type collector struct {
 	// that is not a trace (a config, vLLM's truth.json of a synthetic
 	// run) is set aside, not an error.
 	many bool
+	// captures are the names of the sources read as capture traces
+	// (Source.Capture).
+	captures []string
 }
 
 // isTraceName reports whether a file name looks like a trace.
@@ -306,7 +310,7 @@ func (c *collector) put(p string, t *Trace, err error) {
 		c.fail(p, err)
 		return
 	}
-	if isCapture(p) {
+	if isCapture(p) || slices.Contains(c.captures, p) {
 		t.Capture = true
 		c.set.Captures = append(c.set.Captures, t)
 		return

@@ -54,6 +54,9 @@ type Source struct {
 	// Open opens the file. It may be called more than once; each reader is
 	// closed once read.
 	Open func() (SourceReader, error)
+	// Capture has the file read as a CUDA-graph capture trace (Set.Captures)
+	// wherever it lies (WithCaptures).
+	Capture bool
 	// What a directory's walk found out about the file before it was read:
 	// a trace file by its name (read as a trace whatever its first bytes),
 	// one set aside unread and why, or why it could not be looked at.
@@ -171,7 +174,16 @@ func OpenInput(in Input, opt Options) (*Set, error) {
 	for i, src := range in.Sources {
 		found[i] = sourceEntry(src)
 	}
-	c := &collector{set: &Set{Path: in.Name}, opt: opt, many: in.many || len(in.Sources) > 1}
+	c := &collector{set: &Set{Path: in.Name}, opt: opt}
+	own := 0 // the sources other than capture traces given apart
+	for _, src := range in.Sources {
+		if src.Capture {
+			c.captures = append(c.captures, src.Name)
+		} else {
+			own++
+		}
+	}
+	c.many = in.many || own > 1
 	c.readAll(found)
 	if ctx := opt.Context; ctx != nil && ctx.Err() != nil {
 		return nil, fmt.Errorf("reading %s: %w", c.set.Path, ctx.Err())

@@ -102,8 +102,9 @@ var gapRemedies = map[string]string{
 	analyze.GapOldFormat: "profile with PyTorch 2",
 }
 
-// RooflineNotes says, per row of the roofline, how many kernels borrowed
-// their shapes from an eager step, how many have no figure, why, and what
+// RooflineNotes says, per row of the roofline, how many kernels took
+// their shapes from a graph-capture trace or borrowed them from an eager
+// step, how many have no figure, why, and what
 // records them: the lines under the report's roofline table.
 func RooflineNotes(rf *analyze.Roofline) []string {
 	if rf == nil {
@@ -118,6 +119,10 @@ func RooflineNotes(rf *analyze.Roofline) []string {
 func unshapedLines(rf *analyze.Roofline) []string {
 	var out []string
 	for _, r := range rf.Rows {
+		if r.CapturedKernels > 0 {
+			out = append(out, fmt.Sprintf("%s %s: %d of %d kernels, replayed from CUDA graphs, take their shapes from the graph-capture trace (each the op of the launch at its place in the captured graph).",
+				r.Phase, r.Label, r.CapturedKernels, r.Kernels))
+		}
 		if r.BorrowedKernels > 0 {
 			out = append(out, fmt.Sprintf("%s %s: %d of %d kernels, replayed from CUDA graphs, take their shapes from an eager step of the same phase, tokens and kernel sequence.",
 				r.Phase, r.Label, r.BorrowedKernels, r.Kernels))

@@ -42,12 +42,22 @@ func RealSweeps() []string {
 	return []string{"batch_sweep", "marlin_sweep"}
 }
 
+// RealGraphCapture returns the directories of sampletraces/real made for
+// graph replays' shapes (TP1 on one H200): a replay trace of 8 decode
+// steps with the trace of its graph's capture under capture_traces/, as
+// vLLM lays them out, and the same steps eager (graph_capture/truth.json
+// says what they hold).
+func RealGraphCapture() []string {
+	return []string{"graph_capture", "graph_capture_eager"}
+}
+
 // RealAll returns every directory of sampletraces/real: the variants,
-// the styles, the account samples and the sweeps.
+// the styles, the account samples, the sweeps and the graph capture.
 func RealAll() []string {
 	all := append(RealVariants(), RealStyles()...)
 	all = append(all, RealAccount()...)
-	return append(all, RealSweeps()...)
+	all = append(all, RealSweeps()...)
+	return append(all, RealGraphCapture()...)
 }
 
 // RepoRoot walks up from the working directory to the directory holding

@@ -16,13 +16,15 @@ import (
 
 // analyzeUsage is the analyze command's synopsis.
 func analyzeUsage() string {
-	return `usage: kinetoscope analyze PATH... [--format ` + reportFormatList() + `] [--rules FILE] [--step-regex RE] [--rank N] [--rank FILE=N]... [--link L] [--gpu-peak P] [--launch-gap-us US] [--predict batch=N,context=N]
+	return `usage: kinetoscope analyze PATH... [--format ` + reportFormatList() + `] [--rules FILE] [--step-regex RE] [--rank N] [--rank FILE=N]... [--link L] [--gpu-peak P] [--capture FILE]... [--launch-gap-us US] [--predict batch=N,context=N]
 
 Classifies every GPU kernel into buckets (AllReduce, GEMM, attention, ...),
 cuts each rank's trace into engine steps (prefill / decode, CUDA-graph
 aware) and reports where decode time goes, headline first. PATH is a trace
 file, a profile directory or an archive (tar, tar.gz, zip); several PATHs
-(rank files given one by one) are one run.
+(rank files given one by one) are one run. A CUDA-graph capture trace
+(--capture FILE, or a file under a capture_traces/ directory of PATH) gives
+the roofline the shapes of the kernels its graphs replay.
 
 formats:
 ` + formatLines(driver.ReportFormats())
@@ -30,11 +32,13 @@ formats:
 
 // analyzeArgs are the analyze command's parsed arguments.
 type analyzeArgs struct {
-	paths  []string
-	format string
-	opt    analyze.Options
-	rank   int // the rank whose sections are shown; -1 for all
-	ranks  ingest.RankAssignments
+	paths []string
+	// captures are the CUDA-graph capture traces given with --capture.
+	captures []string
+	format   string
+	opt      analyze.Options
+	rank     int // the rank whose sections are shown; -1 for all
+	ranks    ingest.RankAssignments
 	// predict is the workload to estimate each phase's step at from its
 	// cost model; nil when none was named.
 	predict *analyze.Workload
@@ -49,7 +53,7 @@ func runAnalyze(args []string, stdout, stderr io.Writer) error {
 	opt, done := readOptions(stderr)
 	opt.Analyze = a.opt
 	opt.Ranks = a.ranks
-	run, err := driver.Analyze(ingest.FromPaths(a.paths), opt)
+	run, err := driver.Analyze(ingest.FromPaths(a.paths).WithCaptures(a.captures), opt)
 	done()
 	if err != nil {
 		return err
@@ -86,6 +90,7 @@ func parseAnalyzeArgs(args []string, stderr io.Writer) (analyzeArgs, error) {
 	fs.StringVar(&a.opt.StepRegex, "step-regex", "", "RE2 regex: CPU annotations whose name matches start a step (overrides built-in step markers)")
 	linkFlag(fs, &a.opt.Link)
 	gpuPeakFlag(fs, &a.opt.GPUPeak)
+	captureFlag(fs, &a.captures)
 	fs.Func("launch-gap-us", fmt.Sprintf("step-time account: the longest GPU gap after an early launch called a launch gap, in us (default %g, HTA's consecutive_kernel_delay)", analyze.DefaultLaunchGapUS), func(s string) error {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || v <= 0 || math.IsInf(v, 0) {
@@ -124,6 +129,15 @@ func gpuPeakFlag(fs *flag.FlagSet, peak *string) {
 			return err
 		}
 		*peak = s
+		return nil
+	})
+}
+
+// captureFlag adds --capture, a CUDA-graph capture trace of the run (may
+// be repeated, one a rank), to fs.
+func captureFlag(fs *flag.FlagSet, captures *[]string) {
+	fs.Func("capture", "a CUDA-graph capture trace of the same run (record_shapes on), one a rank, repeatable: the graph replays of its rank take their kernels' shapes from it, for the roofline (a profile directory's capture_traces/ is read so too)", func(s string) error {
+		*captures = append(*captures, s)
 		return nil
 	})
 }

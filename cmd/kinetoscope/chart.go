@@ -20,7 +20,7 @@ import (
 
 // chartUsage is the chart command's synopsis.
 func chartUsage() string {
-	return `usage: kinetoscope chart PATH --kind ` + runChartList() + ` [-o ` + imageFormatList() + `] [--rank N] [--rank FILE=N]... [--step N] [--link L] [--gpu-peak P]
+	return `usage: kinetoscope chart PATH --kind ` + runChartList() + ` [-o ` + imageFormatList() + `] [--rank N] [--rank FILE=N]... [--step N] [--link L] [--gpu-peak P] [--capture FILE]...
        kinetoscope chart BASE HEAD --kind ` + strings.Join(driver.DiffChartKinds(), "|") + ` [-o ` + imageFormatList() + `] [--reports]
 
 Draws one chart of an analysed run, or of the diff of two:
@@ -41,6 +41,8 @@ type chartArgs struct {
 	link    string
 	gpuPeak string
 	ranks   ingest.RankAssignments
+	// captures are the CUDA-graph capture traces of a run's chart (--capture).
+	captures []string
 }
 
 // chartKinds lists the chart kinds.
@@ -93,7 +95,7 @@ func drawChart(a chartArgs, f render.Format) ([]byte, error) {
 	opt, done := readOptions(os.Stderr)
 	opt.Analyze = analyze.Options{Link: a.link, GPUPeak: a.gpuPeak}
 	opt.Ranks = a.ranks
-	run, err := driver.Analyze(ingest.FromPath(a.paths[0]), opt)
+	run, err := driver.Analyze(ingest.FromPath(a.paths[0]).WithCaptures(a.captures), opt)
 	done()
 	if err != nil {
 		return nil, err
@@ -127,6 +129,7 @@ func parseChartArgs(args []string, stderr io.Writer) (chartArgs, error) {
 	fs.Func("step", "step index for timeline (default: the slowest step of the shown phase: decode, else prefill, else all; as the steps chart names it)", intFlag(&a.step))
 	linkFlag(fs, &a.link)
 	gpuPeakFlag(fs, &a.gpuPeak)
+	captureFlag(fs, &a.captures)
 	fs.BoolVar(&a.reports, "reports", false, "diff: BASE and HEAD are JSON reports from 'kinetoscope analyze --format json'")
 	var err error
 	if a.paths, err = parseInterspersed(fs, args); err != nil {
@@ -147,6 +150,9 @@ func checkChartArgs(a chartArgs, fs *flag.FlagSet) error {
 	if len(a.paths) != want {
 		fs.Usage()
 		return fmt.Errorf("--kind %s wants %d path(s), got %d", a.kind, want, len(a.paths))
+	}
+	if want == 2 && len(a.captures) > 0 {
+		return errors.New("--capture is for a run's chart: for a diff, put each run's capture traces under a capture_traces/ directory of its profile directory")
 	}
 	return nil
 }
