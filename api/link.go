@@ -12,13 +12,14 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"kinetoscope/analyze"
+	"kinetoscope/api/store"
 	"kinetoscope/api/web"
 )
 
 // linkParam is the parameter that names the link between the GPUs a
 // run's collective bandwidth is held against (analyze's Options.Link:
 // nvlink4, pcie5x16, a GB/s figure; "" for the GPU name's): an upload's,
-// the run's setting (postLink), and a report or chart request's, for that
+// the run's setting (linkSetting), and a report or chart request's, for that
 // request only.
 const linkParam = "link"
 
@@ -88,25 +89,44 @@ func (s *Server) linkedReport(ctx context.Context, id, link, peak string) (*anal
 	return rep, hex.EncodeToString(h.Sum(nil)[:8]), nil
 }
 
-// postLink handles POST /api/v1/runs/{id}/link: the form or query field
-// link sets the link the run's bandwidth is held against from then on
-// ("" for the GPU name's); the stored report stays as analysed. A browser
-// form is sent back to the run page; others get the run.
-func (s *Server) postLink(c echo.Context) error {
-	ctx, id := c.Request().Context(), c.Param("id")
-	link, err := checkLink(linkParam, c.FormValue(linkParam))
-	if err != nil {
-		return err
+// runSetting is a setting of a run that its stored report is held against
+// when served, changed by POST /api/v1/runs/{id}/{param}: the link
+// (linkSetting) and the GPU peaks (gpuPeakSetting). The report stays as
+// analysed; the setting applies from then on.
+type runSetting struct {
+	param string
+	// check refuses a value analyze cannot read, naming where it was given.
+	check func(where, value string) (string, error)
+	// store records the value as the run's setting.
+	store func(m store.Meta, ctx context.Context, id, value string) error
+	// section is the run page's section that shows it.
+	section string
+}
+
+// linkSetting: the link a run's bandwidth is held against ("" for the GPU
+// name's).
+var linkSetting = runSetting{param: linkParam, check: checkLink, store: store.Meta.SetLink, section: "bandwidth"}
+
+// postSetting handles POST /api/v1/runs/{id}/{param} for one setting: the
+// form or query field of that name sets it. A browser form is sent back to
+// the run page's section; others get the run.
+func (s *Server) postSetting(rs runSetting) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx, id := c.Request().Context(), c.Param("id")
+		value, err := rs.check(rs.param, c.FormValue(rs.param))
+		if err != nil {
+			return err
+		}
+		if err := rs.store(s.meta, ctx, id, value); err != nil {
+			return notFound(err)
+		}
+		if web.WantsHTML(c.Request()) {
+			return c.Redirect(http.StatusSeeOther, "/runs/"+id+"#"+rs.section)
+		}
+		run, err := s.Run(ctx, id)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, run)
 	}
-	if err := s.meta.SetLink(ctx, id, link); err != nil {
-		return notFound(err)
-	}
-	if web.WantsHTML(c.Request()) {
-		return c.Redirect(http.StatusSeeOther, "/runs/"+id+"#bandwidth")
-	}
-	run, err := s.Run(ctx, id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, run)
 }

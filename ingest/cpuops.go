@@ -47,38 +47,18 @@ func shapedOpKind(name []byte) OpKind {
 // product of the second input's dims (the indices; the first is the weight
 // table). 0 when the dims are absent or not of that form.
 func embeddingTokens(raw []byte) int64 {
-	depth, input := 0, -1
-	var prod, v int64
-	digits, any := false, false
-	for _, c := range raw {
-		switch {
-		case c == '[':
-			depth++
-			if depth == 2 {
-				input++
-				if input == 1 {
-					prod, any = 1, false
-				}
-			}
-		case c >= '0' && c <= '9':
-			if depth == 2 && input == 1 {
-				v, digits = v*10+int64(c-'0'), true
-			}
-		case c == ',' || c == ']':
-			if depth == 2 && input == 1 && digits {
-				prod, any = prod*v, true
-			}
-			v, digits = 0, false
-			if c == ']' {
-				if depth == 2 && input == 1 {
-					if !any {
-						return 0
-					}
-					return prod
-				}
-				depth--
+	var tokens int64
+	inputDims(raw, func(item int, dims []int64, _ int) bool {
+		if item < 1 {
+			return true
+		}
+		if len(dims) > 0 {
+			tokens = 1
+			for _, d := range dims {
+				tokens *= d
 			}
 		}
-	}
-	return 0
+		return false
+	})
+	return tokens
 }

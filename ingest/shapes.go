@@ -247,7 +247,24 @@ func (s *Shapes) typeID(raw []byte) TypeID {
 // [[4, 128], [], [[2, 3], [2, 3]]]: an array of ints is a tensor's shape,
 // an array of arrays a tensor list.
 func (s *Shapes) readDims(ins []OpInput, raw []byte) {
-	item, depth, nested := -1, 0, false
+	inputDims(raw, func(item int, dims []int64, listLen int) bool {
+		if item >= len(ins) {
+			return false
+		}
+		ins[item].ListLen += int32(listLen)
+		s.setDims(&ins[item], dims, listLen > 0)
+		return true
+	})
+}
+
+// inputDims walks a raw "Input Dims" array (record_shapes: one array per
+// input, of ints for a tensor's shape, of arrays for a tensor list, empty
+// for a scalar or None) and calls fn with each input in order: its index,
+// its dims (the first 16; nil for a list or none), and for a list the
+// number of tensors in it. fn returns false to stop. The one reader of
+// Input Dims: the shaped ops' and the embedding's tokens.
+func inputDims(raw []byte, fn func(item int, dims []int64, listLen int) bool) {
+	item, depth, listLen := -1, 0, 0
 	var vals [16]int64
 	nv, v, digits := 0, int64(0), false
 	for _, c := range raw {
@@ -256,13 +273,10 @@ func (s *Shapes) readDims(ins []OpInput, raw []byte) {
 			depth++
 			if depth == 2 {
 				item++
-				nv, nested = 0, false
+				nv, listLen = 0, 0
 			}
 			if depth == 3 {
-				nested = true
-				if item < len(ins) {
-					ins[item].ListLen++
-				}
+				listLen++
 			}
 		case c >= '0' && c <= '9':
 			if v < math.MaxInt64/10 {
@@ -276,8 +290,8 @@ func (s *Shapes) readDims(ins []OpInput, raw []byte) {
 			}
 			v, digits = 0, false
 			if c == ']' {
-				if depth == 2 && item < len(ins) {
-					s.setDims(&ins[item], vals[:nv], nested)
+				if depth == 2 && !fn(item, vals[:nv], listLen) {
+					return
 				}
 				depth--
 			}
