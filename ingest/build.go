@@ -26,6 +26,7 @@ type builder struct {
 	long       longValue         // events too long to hold, skipped
 	cleaned    int64             // names stored cleaned
 	cut        int64             // names cut to maxName
+	local      chunkNames        // the chunk being built's names, read ahead
 }
 
 // newBuilder returns a builder for the trace read from path.
@@ -165,8 +166,14 @@ func (p *builder) keep(c category, ev *rawEvent, start, dur int64) error {
 			Thread: int32(stream), GPU: true})
 	case catCPUOp:
 		if kind := shapedOpKind(ev.name); kind != 0 {
-			p.t.Shapes.add(ShapedOp{Start: start, Dur: dur, ExternalID: a.external, Name: p.name(ev),
-				Thread: p.thread(ev.pid, ev.tid), Kind: kind}, a.inputDims, a.inputTypes, a.concrete)
+			op := ShapedOp{Start: start, Dur: dur, ExternalID: a.external, Name: p.name(ev),
+				Thread: p.thread(ev.pid, ev.tid), Kind: kind}
+			if ev.shaped {
+				op.Inputs = p.aheadInputs(ev)
+				p.t.Shapes.addOp(op)
+			} else {
+				p.t.Shapes.add(op, a.inputDims, a.inputTypes, a.concrete)
+			}
 			return nil
 		}
 		if string(ev.name) == embeddingOp {
@@ -248,6 +255,9 @@ type lastName struct {
 
 // name interns the event's name.
 func (p *builder) name(ev *rawEvent) StrID {
+	if ev.local != noLocal {
+		return p.localName(ev)
+	}
 	last := &p.names[ev.class]
 	if last.raw != nil && bytes.Equal(last.raw, ev.name) {
 		return last.id

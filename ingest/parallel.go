@@ -99,6 +99,7 @@ type chunk struct {
 	done    chan struct{}
 
 	kept    []rawEvent // the events not dropped, in order, slices of buf
+	ahead   readAhead  // what the worker read of them ahead of building
 	dropped dropCounts
 	// end is the position after the last event read and its separator;
 	// closed says that separator was the array's ']'; err, why the scan
@@ -164,7 +165,7 @@ func (c *chunk) parse() {
 		if ev.dropped {
 			c.dropped.add(&ev)
 		} else {
-			ev.parseTimes() // here, not on the goroutine that builds
+			c.ahead.read(&s, &ev) // here, not on the goroutine that builds
 			c.kept = append(c.kept, ev)
 		}
 		i = next
@@ -190,6 +191,8 @@ func (p *builder) build(pool *parsePool, c *chunk) (stop bool, err error) {
 	}
 	var s scanner
 	s.InitBytes(c.buf, c.base)
+	p.local.use(&c.ahead)
+	defer p.built(&c.ahead)
 	for i := range c.kept {
 		if err := p.add(&s, &c.kept[i]); err != nil {
 			return true, err
@@ -216,6 +219,7 @@ func (cs *chunks) give(buf []byte, base int64, release func()) {
 	if n := len(cs.free); n > 0 {
 		c, cs.free = cs.free[n-1], cs.free[:n-1]
 		c.kept = c.kept[:0]
+		c.ahead.reset()
 		c.dropped.reset()
 	} else {
 		c = &chunk{kept: make([]rawEvent, 0, cs.kept)}

@@ -212,24 +212,56 @@ func (s *Shapes) add(op ShapedOp, dims, types, concrete []byte) {
 	if s.Types == nil {
 		s.Types = NewStrings()
 	}
+	op.Inputs = readInputs(&s.inputs, &s.dims, dims, types, concrete, s.typeID)
+	s.addOp(op)
+}
+
+// addOp stores one op whose inputs are read (their types interned).
+func (s *Shapes) addOp(op ShapedOp) {
+	s.Inputs += int64(len(op.Inputs))
+	for i := range op.Inputs {
+		s.Dims += int64(len(op.Inputs[i].Dims))
+	}
+	s.Ops.Append(op)
+}
+
+// readInputs reads an op's inputs from its raw "Input Dims", "Input type"
+// and "Concrete Inputs" values into memory of inputs and dims, each type
+// named by typeID: the one reader of an op's inputs, on the goroutine that
+// builds the trace (Shapes.add) or ahead on a chunk's worker (readAhead).
+func readInputs(inputs *arena[OpInput], dimStore *arena[int64], dims, types, concrete []byte, typeID func([]byte) TypeID) []OpInput {
 	n := countItems(dims) // the types and concrete values list as many inputs
 	if n == 0 {
 		n = max(countItems(types), countItems(concrete))
 	}
-	op.Inputs = s.inputs.alloc(n)
-	s.Inputs += int64(n)
-	s.readDims(op.Inputs, dims)
+	ins := inputs.alloc(n)
+	inputDims(dims, func(item int, vals []int64, listLen int) bool {
+		if item >= len(ins) {
+			return false
+		}
+		in := &ins[item]
+		in.ListLen += int32(listLen)
+		switch {
+		case listLen > 0:
+			in.Kind = InputList
+		case len(vals) > 0:
+			in.Kind = InputTensor
+			in.Dims = dimStore.alloc(len(vals))
+			copy(in.Dims, vals)
+		}
+		return true
+	})
 	eachString(types, func(i int, v []byte) {
 		if i < n {
-			op.Inputs[i].Type = s.typeID(v)
+			ins[i].Type = typeID(v)
 		}
 	})
 	eachString(concrete, func(i int, v []byte) {
 		if i < n {
-			readConcrete(&op.Inputs[i], v)
+			readConcrete(&ins[i], v)
 		}
 	})
-	s.Ops.Append(op)
+	return ins
 }
 
 // typeID interns an input type name.
@@ -241,20 +273,6 @@ func (s *Shapes) typeID(raw []byte) TypeID {
 		return 0
 	}
 	return TypeID(s.Types.InternBytes(raw))
-}
-
-// readDims fills the dims of ins from the raw "Input Dims" array, e.g.
-// [[4, 128], [], [[2, 3], [2, 3]]]: an array of ints is a tensor's shape,
-// an array of arrays a tensor list.
-func (s *Shapes) readDims(ins []OpInput, raw []byte) {
-	inputDims(raw, func(item int, dims []int64, listLen int) bool {
-		if item >= len(ins) {
-			return false
-		}
-		ins[item].ListLen += int32(listLen)
-		s.setDims(&ins[item], dims, listLen > 0)
-		return true
-	})
 }
 
 // inputDims walks a raw "Input Dims" array (record_shapes: one array per
@@ -296,19 +314,6 @@ func inputDims(raw []byte, fn func(item int, dims []int64, listLen int) bool) {
 				depth--
 			}
 		}
-	}
-}
-
-// setDims records one input's dims.
-func (s *Shapes) setDims(in *OpInput, vals []int64, nested bool) {
-	switch {
-	case nested:
-		in.Kind = InputList
-	case len(vals) > 0:
-		in.Kind = InputTensor
-		in.Dims = s.dims.alloc(len(vals))
-		copy(in.Dims, vals)
-		s.Dims += int64(len(vals))
 	}
 }
 

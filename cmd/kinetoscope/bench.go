@@ -47,7 +47,7 @@ whole processes of ingest and of analyze.
 FILE may be a profile directory: gunzip then decompresses its trace files
 one after another (the baseline for reading the ranks), ingest and analyze
 read the directory. --phase gunzip|ingest|analyze --cpuprofile F runs one
-phase once and profiles it.
+phase once and profiles it (--exectrace F: a Go execution trace of it).
 `
 
 // runBench is the bench command: flags to a bench.Config, run by the
@@ -84,6 +84,7 @@ func parseBenchArgs(args []string, stderr io.Writer) (bench.Config, error) {
 	fs.BoolVar(&a.ParallelParse, "parallel-parse", false, "also time ingest with the events parsed in chunks on several cores")
 	fs.IntVar(&a.ParseWorkers, "parse-workers", 0, "goroutines of the parallel parse (0: every core but one, at least 2)")
 	fs.StringVar(&a.CPUProfile, "cpuprofile", "", "write a CPU profile of the ingest runs to this file")
+	fs.StringVar(&a.ExecTrace, "exectrace", "", "write a Go execution trace of the --phase run to this file")
 	fs.StringVar(&a.Phase, "phase", "", "internal: run one phase (gunzip, ingest) once in this process")
 	var files []string
 	for {

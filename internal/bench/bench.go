@@ -89,6 +89,7 @@ type Config struct {
 	ParseWorkers  int           // goroutines of the parallel parse (0: every core but one, at least 2)
 	Phase         string        // run one phase once in this process (what Procs runs)
 	CPUProfile    string        // write a CPU profile of the phase to this file
+	ExecTrace     string        // write a Go execution trace of the phase to this file
 }
 
 // Run measures what a says and writes the result to stdout (progress and
@@ -96,7 +97,7 @@ type Config struct {
 func Run(a Config, stdout, stderr io.Writer) error {
 	var err error
 	if a.Phase != "" {
-		return runPhase(a.Phase, a.File, a.CPUProfile, benchWorkers(a.Workers), benchWorkers(a.ParseWorkers))
+		return runPhase(a.Phase, a.File, a.CPUProfile, a.ExecTrace, benchWorkers(a.Workers), benchWorkers(a.ParseWorkers))
 	}
 	if a.Repeat > 0 {
 		built, cleanup, err := buildForBench(a, stderr)

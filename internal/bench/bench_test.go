@@ -110,11 +110,11 @@ func TestBenchDirectory(t *testing.T) {
 		}
 	}
 	for _, phase := range []string{"analyze", "ingest", "gunzip"} {
-		if err := runPhase(phase, dir, "", 2, 2); err != nil {
+		if err := runPhase(phase, dir, "", "", 2, 2); err != nil {
 			t.Errorf("--phase %s on a directory: %v", phase, err)
 		}
 	}
-	if err := runPhase("nope", dir, "", 2, 2); err == nil {
+	if err := runPhase("nope", dir, "", "", 2, 2); err == nil {
 		t.Error("--phase nope: no error")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"syscall"
 	"time"
@@ -48,9 +49,10 @@ type Processes struct {
 }
 
 // runPhase runs one phase once in this process, for a parent's --procs,
-// with a CPU profile written to profile when it is not ""; the parallel
-// gzip phases use workers goroutines, the parallel parse's parsers.
-func runPhase(phase, file, profile string, workers, parsers int) error {
+// with a CPU profile written to profile and a Go execution trace to
+// exectrace when they are not ""; the parallel gzip phases use workers
+// goroutines, the parallel parse's parsers.
+func runPhase(phase, file, profile, exectrace string, workers, parsers int) error {
 	var res Result
 	var run func() error
 	switch phase {
@@ -88,6 +90,17 @@ func runPhase(phase, file, profile string, workers, parsers int) error {
 		run = func() error { return analyzeWith(file, parseOptions(parsers), os.Stdout) }
 	default:
 		return fmt.Errorf("--phase %q: want gunzip, ingest, analyze, pgunzip, ingest-klauspost, ingest-parallel, analyze-klauspost, analyze-parallel, report-klauspost, report-parallel, ingest-seqparse, ingest-parparse, analyze-seqparse, analyze-parparse, report-seqparse or report-parparse", phase)
+	}
+	if exectrace != "" {
+		f, err := os.Create(exectrace)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return err
+		}
+		defer trace.Stop()
 	}
 	if profile == "" {
 		return run()

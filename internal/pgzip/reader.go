@@ -45,14 +45,22 @@ const (
 	// piece is the output of one step of an in-order decoding.
 	piece = 4 << 20
 	// piecesAhead bounds the output pieces decoded in order but not yet
-	// read.
+	// read, beyond those of the chunks accepted ahead (resolveAhead).
 	piecesAhead = 2
 )
 
+// resolveAhead is how many chunks the sequencer takes ahead of the
+// reading for workers decoding goroutines: their markers are resolved
+// concurrently, each on a goroutine of its own. With one, the resolving
+// of each chunk waits for the reading of the one before, and resolving
+// is then the slowest step of the whole reader (on a repetitive trace
+// the markers last to a chunk's end, and every byte is resolved).
+func resolveAhead(workers int) int { return max(workers/2, 1) }
+
 // Reader decompresses a gzip file in memory in parallel. It holds the
-// output of at most Workers+2 chunks (each at most 64 times ChunkSize,
-// three times that while its markers wait for the window), and recycles
-// their buffers.
+// output of at most Workers+2+resolveAhead(Workers) chunks (each at most
+// 64 times ChunkSize, three times that while its markers wait for the
+// window), and recycles their buffers.
 type Reader struct {
 	in      []byte
 	starts  []int64 // byte offset of each chunk; starts[0] is member 1's data
@@ -127,8 +135,9 @@ func NewReader(in []byte, opt Options) (*Reader, error) {
 	if cs <= 0 {
 		cs = min(max(len(in)/(4*workers), minChunk), maxChunk)
 	}
+	ahead := 2*resolveAhead(workers) + piecesAhead // two pieces a chunk
 	r := &Reader{in: in, done: make(chan struct{}), tokens: make(chan struct{}, workers+1),
-		pieces: make(chan *outPiece, piecesAhead), bufs: newBuffers(workers+1+piecesAhead, min(16*cs, maxRatio*cs))}
+		pieces: make(chan *outPiece, ahead), bufs: newBuffers(workers+1+ahead, min(16*cs, maxRatio*cs))}
 	r.seq.at = int64(n) * 8
 	r.seq.window = make([]byte, 0, 2*windowSize)
 	for s := int64(n); s < int64(len(in)) || len(r.starts) == 0; s += int64(cs) {
