@@ -79,10 +79,10 @@ func Analyze(set *ingest.Set, opt Options) (*Report, error) {
 	passes := make([]*rankPass, len(traces))
 	var wg sync.WaitGroup
 	for i, t := range traces {
-		wg.Go(func() { r.Ranks[i], passes[i] = analyzeTrace(t, cls, re, opt) })
+		wg.Go(func() { r.Ranks[i], passes[i] = analyzeTrace(t, set.Captures, cls, re, opt) })
 	}
 	wg.Wait()
-	r.Warnings = append(setWarnings(set), assignCaptures(passes, set.Captures)...)
+	r.Warnings = append(setWarnings(set), captureWarnings(passes, set.Captures)...)
 	a := alignRanks(r, traces, passes)
 	addRankAccounts(r, passes, a, opt)
 	r.Bandwidth = collectiveBandwidth(r, passes, a, link)
@@ -120,8 +120,11 @@ func prepare(opt Options) (*Classifier, *regexp.Regexp, error) {
 	return cls, re, nil
 }
 
-// analyzeTrace analyses one rank.
-func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Options) (Rank, *rankPass) {
+// analyzeTrace analyses one rank, whose CUDA-graph capture trace is among
+// captures (captureFor). Once its steps are cut, the passes over them that
+// only read them run side by side: the kernel lists, the layer fold, the
+// cost model and the roofline's links of kernels to ops.
+func analyzeTrace(t *ingest.Trace, captures []*ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Options) (Rank, *rankPass) {
 	rk := Rank{Rank: t.Rank, File: t.Path, WorldSize: t.WorldSize(), Versions: versions(t.Meta),
 		Warnings: append([]string(nil), t.Warnings...)}
 	if len(t.Meta.Devices) > 0 {
@@ -149,11 +152,16 @@ func analyzeTrace(t *ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Optio
 	}
 	rk.Outside = BucketStat{US: us(p.outside.kernelNS), Count: p.outside.events}
 	rk.TraceKernelUS, rk.TraceCommKernels = p.traceTotals()
-	rk.TopKernels, rk.Unclassified = p.kernelLists(rk.Steps, opt)
-	rk.Layers = p.layerFolds(rk.Steps)
-	rk.CostModel = costModels(rk.Steps)
+	p.opOf, p.opNS = linkOps(p, rk.Steps)
+	p.capture = captureFor(t, captures)
+	var wg sync.WaitGroup
+	wg.Go(func() { rk.TopKernels, rk.Unclassified = p.kernelLists(rk.Steps, opt) })
+	wg.Go(func() { rk.Layers = p.layerFolds(rk.Steps) })
+	wg.Go(func() { rk.CostModel = costModels(rk.Steps) })
+	wg.Go(func() { p.links, p.linkWhy = kernelLinks(p, rk.Steps) })
 	rk.LaunchDelay = launchDelay(p.delays)
 	rk.GraphLaunchDelay = launchDelay(p.graphDelays())
+	wg.Wait()
 	p.checks = checkRank(p, &rk)
 	if p.noLaunch > 0 {
 		rk.Warnings = append(rk.Warnings, fmt.Sprintf("%d of %d GPU events have no CPU launch in the trace; placed in steps by GPU start time", p.noLaunch, t.GPU.Len()))

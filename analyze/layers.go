@@ -188,7 +188,6 @@ func (s *stepSequence) names(gpu *ingest.Chunks[ingest.GPUEvent]) []ingest.StrID
 
 // layerFolds folds the steps of each phase into layers.
 func (p *rankPass) layerFolds(steps []Step) []LayerFold {
-	p.opOf, _ = linkOps(p, steps)
 	seqs := p.stepSequences(steps)
 	var out []LayerFold
 	for _, phase := range []string{PhaseDecode, PhasePrefill, PhaseMixed} {

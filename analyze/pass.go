@@ -50,8 +50,14 @@ type rankPass struct {
 	// order[off[s]:off[s+1]], in trace order.
 	off, order []int32
 	// opOf is each GPU event's op with shapes (linkOps, an index into
-	// Trace.Shapes.Ops; -1 for none), set by layerFolds for its slots.
-	opOf     []int32
+	// Trace.Shapes.Ops; -1 for none) and opNS each op's kernel time, set
+	// once the steps are cut, for the layer fold's slots and the roofline.
+	opOf []int32
+	opNS map[int32]int64
+	// links are each GPU event's link to the work it does, linkWhy why the
+	// kernels of each graph replay took none (kernelLinks).
+	links    []opLink
+	linkWhy  map[int32]string
 	lastGEMM map[int64]int64
 	// checks are the rank's checks; overlapNS the same-stream overlap per
 	// step they found.

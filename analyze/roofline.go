@@ -204,7 +204,7 @@ func (acc *rooflineAcc) rank(p *rankPass, steps []Step) {
 			acc.steps[ph]++
 		}
 	}
-	links, why := kernelLinks(p, steps)
+	links, why := p.links, p.linkWhy
 	type workKey struct {
 		op       int32
 		captured bool

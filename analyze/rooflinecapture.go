@@ -24,12 +24,11 @@ func captureFor(t *ingest.Trace, captures []*ingest.Trace) *ingest.Trace {
 	return same[0]
 }
 
-// assignCaptures gives each pass the capture trace of its rank
-// (captureFor) and returns a warning for each capture trace no pass took.
-func assignCaptures(passes []*rankPass, captures []*ingest.Trace) []string {
+// captureWarnings returns a warning for each capture trace no pass took
+// (each took its rank's, captureFor).
+func captureWarnings(passes []*rankPass, captures []*ingest.Trace) []string {
 	used := map[*ingest.Trace]bool{}
 	for _, p := range passes {
-		p.capture = captureFor(p.t, captures)
 		used[p.capture] = true
 	}
 	var w []string

@@ -294,10 +294,10 @@ func TestRooflineCaptureMismatch(t *testing.T) {
 	}
 }
 
-// TestAssignCaptures: each rank takes the capture trace of its rank (the
+// TestCaptureFor: each rank takes the capture trace of its rank (the
 // only one when a rank is unknown), and a capture no rank takes is
 // warned about by path.
-func TestAssignCaptures(t *testing.T) {
+func TestCaptureFor(t *testing.T) {
 	tr := func(path string, rank int) *ingest.Trace { return &ingest.Trace{Path: path, Rank: rank} }
 	cases := []struct {
 		name     string
@@ -315,9 +315,11 @@ func TestAssignCaptures(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var passes []*rankPass
 			for i, r := range c.ranks {
-				passes = append(passes, &rankPass{t: tr(fmt.Sprint("trace", i), r)})
+				p := &rankPass{t: tr(fmt.Sprint("trace", i), r)}
+				p.capture = captureFor(p.t, c.captures)
+				passes = append(passes, p)
 			}
-			w := assignCaptures(passes, c.captures)
+			w := captureWarnings(passes, c.captures)
 			for i, p := range passes {
 				if want := c.want[i]; (want < 0 && p.capture != nil) || (want >= 0 && p.capture != c.captures[want]) {
 					t.Errorf("rank %d took %v, want capture %d", c.ranks[i], p.capture, want)

@@ -28,12 +28,11 @@ type opLink struct {
 // trace (borrowShapes); and why the replays that took no capture's ops
 // did not, by the index of their cudaGraphLaunch.
 func kernelLinks(p *rankPass, steps []Step) ([]opLink, map[int32]string) {
-	opOf, opNS := linkOps(p, steps)
-	links := make([]opLink, len(opOf))
-	for i, op := range opOf {
+	links := make([]opLink, len(p.opOf))
+	for i, op := range p.opOf {
 		links[i].op = op
 		if op >= 0 {
-			links[i].share = float64(p.t.GPU.At(i).Dur) / float64(max(opNS[op], 1))
+			links[i].share = float64(p.t.GPU.At(i).Dur) / float64(max(p.opNS[op], 1))
 		}
 	}
 	why := captureShapes(p, steps, links)
