@@ -83,10 +83,16 @@ func Analyze(set *ingest.Set, opt Options) (*Report, error) {
 	}
 	wg.Wait()
 	r.Warnings = append(setWarnings(set), captureWarnings(passes, set.Captures)...)
+	var rf *Roofline // the rows beside the cross-rank passes, which they do not read
+	wg.Go(func() { rf = rooflineOf(r, passes, opt.GPUPeak) })
 	a := alignRanks(r, traces, passes)
 	addRankAccounts(r, passes, a, opt)
 	r.Bandwidth = collectiveBandwidth(r, passes, a, link)
-	r.Roofline = rooflineOf(r, passes, opt.GPUPeak)
+	wg.Wait()
+	if rf != nil {
+		rf.SpeedOfLight = speedOfLight(r, rf) // reads the bandwidth
+	}
+	r.Roofline = rf
 	for _, t := range traces {
 		r.Synthetic = r.Synthetic || synthetic(t)
 	}

@@ -139,7 +139,8 @@ type rooflineAcc struct {
 }
 
 // rooflineOf measures the roofline rows of every rank and holds them
-// against the GPU name's peak, overridden by spec (Options.GPUPeak).
+// against the GPU name's peak, overridden by spec (Options.GPUPeak); the
+// speed of light, which needs the bandwidth, is left to the caller.
 func rooflineOf(r *Report, passes []*rankPass, spec string) *Roofline {
 	acc := &rooflineAcc{rows: map[rowKey]*RooflineRow{}, work: map[rowKey]map[string]*RooflineWork{},
 		gaps: map[rowKey]map[string]*RooflineGap{}, steps: map[string]int{}}
@@ -160,7 +161,6 @@ func rooflineOf(r *Report, passes []*rankPass, spec string) *Roofline {
 		}
 	}
 	rf.holdAgainst()
-	rf.SpeedOfLight = speedOfLight(r, rf)
 	return rf
 }
 
