@@ -31,14 +31,19 @@ func sampleTraces(t *testing.T) []string {
 }
 
 // readWith reads text (named name) in blocks of bs bytes, its events
-// parsed in chunks by pool's workers when pool is not nil, sequentially
-// otherwise.
+// parsed in chunks by pool's workers when pool is not nil (and then, for
+// an even bs, its size known, read at offsets on several goroutines),
+// sequentially otherwise.
 func readWith(text []byte, name string, bs int, pool *parsePool) (*Trace, error) {
 	opt := Options{ParseWorkers: 1}
+	var size int64
 	if pool != nil {
 		opt.ParseWorkers, opt.pool = pool.workers, pool
+		if bs%2 == 0 { // its size known: read at offsets on several goroutines
+			size = int64(len(text))
+		}
 	}
-	return readTrace(bytes.NewReader(text), name, 0, opt, bs)
+	return readTrace(bytes.NewReader(text), name, size, opt, bs)
 }
 
 // traceDiff names the first field of two traces that differs, or "".

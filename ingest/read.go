@@ -110,7 +110,11 @@ func readTrace(r io.Reader, path string, size int64, opt Options, bs int) (*Trac
 		pool = newParsePool(n, opt.ParseStats)
 		defer pool.close()
 	}
-	t, err := parse(src, path, size, cr, opt, bs, firstBlock(size, gz), pool)
+	var at io.ReaderAt
+	if ra, ok := r.(io.ReaderAt); ok && !gz && pool != nil && size > 0 {
+		at = ra // plain text parsed on many cores: read on several too
+	}
+	t, err := parse(src, at, path, size, cr, opt, bs, firstBlock(size, gz), pool)
 	var se *SyntaxError
 	switch {
 	case err != nil && gz:
@@ -121,6 +125,11 @@ func readTrace(r io.Reader, path string, size int64, opt Options, bs int) (*Trac
 	}
 	return t, err
 }
+
+// plainReaders is the goroutines that read a large plain-text trace
+// parsed on many cores: enough to copy from the page cache faster than
+// the parse.
+const plainReaders = 4
 
 // firstBlock returns the size of the first block for an input of size
 // bytes (0: unknown), compressed or not: a small file needs a small block.
@@ -149,11 +158,17 @@ func gzipError(err error, n int64) error {
 // parse reads the JSON text of a trace from r on two goroutines: one reads
 // (and so decompresses) blocks, this one parses them, or hands them to
 // pool's workers when pool is not nil. first is the size of the first
-// block.
-func parse(r io.Reader, path string, size int64, cr *countingReader, opt Options, bs, first int, pool *parsePool) (*Trace, error) {
+// block. Where at is not nil, the text, size bytes, is read from it
+// instead, at offsets, on plainReaders goroutines, counted in cr.
+func parse(r io.Reader, at io.ReaderAt, path string, size int64, cr *countingReader, opt Options, bs, first int, pool *parsePool) (*Trace, error) {
 	s := &scanner{pool: pool}
 	p := newBuilder(path)
 	o := jsonscan.Options{Context: opt.Context, Limit: opt.MaxUncompressedBytes, BlockSize: bs, FirstBlock: first}
+	if at != nil {
+		cr.n.Store(0) // what the first peek read is read again
+		o.At, o.Size, o.Readers = at, size, plainReaders
+		o.Count = func(n int) { cr.n.Add(int64(n)) }
+	}
 	if pool != nil {
 		s.pending = pool.pendingFor(opt.filesAtOnce)
 		o.Blocks = blocksFor(s.pending)

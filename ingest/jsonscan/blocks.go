@@ -49,13 +49,13 @@ type blockReader struct {
 }
 
 // newBlockReader starts reading r in blocks of size bytes with prefix bytes
-// of room before each; the first block has first bytes (at most size), so
-// that a small file costs a small block. limit, when positive, bounds the
-// bytes read; a done ctx (nil for none) stops the reading with its error.
-// At most most blocks are made (at least BlocksInFlight+2). The consumer
-// calls close when it is done.
-func newBlockReader(ctx context.Context, r io.Reader, limit int64, size, prefix, first, most int) *blockReader {
-	most = max(most, BlocksInFlight+2)
+// of room before each (or o.At, see Options); the first block has first
+// bytes (at most size), so that a small file costs a small block.
+// o.Limit, when positive, bounds the bytes read; a done o.Context stops
+// the reading with its error. At most o.Blocks blocks are made (at least
+// BlocksInFlight+2). The consumer calls close when it is done.
+func newBlockReader(ctx context.Context, r io.Reader, o Options, size, prefix, first int) *blockReader {
+	most := max(o.Blocks, BlocksInFlight+2)
 	br := &blockReader{
 		full:   make(chan *block, BlocksInFlight),
 		free:   make(chan *block, most),
@@ -65,7 +65,11 @@ func newBlockReader(ctx context.Context, r io.Reader, limit int64, size, prefix,
 		prefix: prefix,
 		first:  min(first, size),
 	}
-	go br.run(ctx, r, limit)
+	if o.At != nil {
+		go br.runAt(o)
+	} else {
+		go br.run(o.Context, r, o.Limit)
+	}
 	return br
 }
 
@@ -76,23 +80,13 @@ func (br *blockReader) run(ctx context.Context, r io.Reader, limit int64) {
 			br.err = ctx.Err()
 			return
 		}
-		b := br.get()
+		b := br.get(true)
 		if b == nil {
 			return
 		}
 		n, err := fill(r, b.mem[b.prefix:])
-		b.n = n
-		br.total += int64(n)
-		if limit > 0 && br.total > limit {
-			br.err = fmt.Errorf("%w: more than %d uncompressed bytes", ErrTooLarge, limit)
+		if !br.deliver(b, n, limit) {
 			return
-		}
-		if n > 0 {
-			select {
-			case br.full <- b:
-			case <-br.done:
-				return
-			}
 		}
 		if err == io.EOF {
 			return
@@ -104,9 +98,94 @@ func (br *blockReader) run(ctx context.Context, r io.Reader, limit int64) {
 	}
 }
 
+// deliver hands block b, holding n bytes, to the consumer, counting them
+// against limit; false when reading is to stop (br.err says why, if
+// anything went wrong).
+func (br *blockReader) deliver(b *block, n int, limit int64) bool {
+	b.n = n
+	br.total += int64(n)
+	if limit > 0 && br.total > limit {
+		br.err = fmt.Errorf("%w: more than %d uncompressed bytes", ErrTooLarge, limit)
+		return false
+	}
+	if n == 0 {
+		br.release(b)
+		return true
+	}
+	select {
+	case br.full <- b:
+		return true
+	case <-br.done:
+		return false
+	}
+}
+
+// readAt is one block read at an offset on a goroutine of its own.
+type readAt struct {
+	b    *block
+	n    int
+	err  error
+	done chan struct{}
+}
+
+// runAt reads o.At in blocks at offsets, o.Readers at a time, and hands
+// them on in order; past o.Size it reads one block at a time. A block
+// read short ends the input there (the file was cut while read), as
+// reading it in order would.
+func (br *blockReader) runAt(o Options) {
+	defer close(br.full)
+	var pending []*readAt
+	defer func() { // no read may write to a block once the consumer may reuse it
+		for _, j := range pending {
+			<-j.done
+		}
+	}()
+	readers := max(o.Readers, 1)
+	var off int64
+	for {
+		if o.Context != nil && o.Context.Err() != nil {
+			br.err = o.Context.Err()
+			return
+		}
+		for len(pending) == 0 || len(pending) < readers && off < o.Size {
+			b := br.get(len(pending) == 0) // waits only when no read is under way
+			if b == nil {
+				break
+			}
+			j := &readAt{b: b, done: make(chan struct{})}
+			p := b.mem[b.prefix:]
+			go func(at int64) {
+				defer close(j.done)
+				j.n, j.err = o.At.ReadAt(p, at)
+			}(off)
+			off += int64(len(p))
+			pending = append(pending, j)
+		}
+		if len(pending) == 0 {
+			return // the consumer is done
+		}
+		j := pending[0]
+		pending = pending[1:]
+		<-j.done
+		if o.Count != nil {
+			o.Count(j.n)
+		}
+		if !br.deliver(j.b, j.n, o.Limit) {
+			return
+		}
+		if j.n < len(j.b.mem)-j.b.prefix { // the end of the input
+			if j.err != nil && j.err != io.EOF {
+				br.err = j.err
+			}
+			return
+		}
+	}
+}
+
 // get returns a free block, making one while fewer than the most in flight
-// exist (a small file needs only one), or nil when the consumer is done.
-func (br *blockReader) get() *block {
+// exist (a small file needs only one), or nil when the consumer is done
+// or, unless wait is set, none is free.
+func (br *blockReader) get(wait bool) *block {
 	select {
 	case b := <-br.free:
 		return b
@@ -120,6 +199,9 @@ func (br *blockReader) get() *block {
 	if br.allocated < br.most {
 		br.allocated++
 		return &block{mem: make([]byte, br.prefix+br.size), prefix: br.prefix}
+	}
+	if !wait {
+		return nil
 	}
 	select {
 	case b := <-br.free:

@@ -88,6 +88,16 @@ type Options struct {
 	// Check, when set, is called after each new block; its error stops
 	// the read (a memory budget).
 	Check func() error
+	// At, when set, is where the input is read from instead of Init's
+	// reader: at offsets, Size bytes (a file's size when opened) on
+	// Readers goroutines (at least 1), each block's bytes counted by
+	// Count when set. Past Size it reads on in order to the end, as a
+	// reader would; one goroutine copying from the page cache is slower
+	// than the parse on many cores.
+	At      io.ReaderAt
+	Size    int64
+	Readers int
+	Count   func(n int)
 }
 
 // Init makes s read r in blocks on a goroutine of its own, so that reading
@@ -103,7 +113,7 @@ func (s *Scanner) Init(r io.Reader, o Options) *Scanner {
 		first = bs
 	}
 	*s = Scanner{
-		src:      newBlockReader(o.Context, r, o.Limit, bs, max(bs/16, 16), first, o.Blocks),
+		src:      newBlockReader(o.Context, r, o, bs, max(bs/16, 16), first),
 		maxValue: MaxValueBytes,
 		onBlock:  o.OnBlock,
 		check:    o.Check,
