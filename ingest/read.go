@@ -129,7 +129,7 @@ func readTrace(r io.Reader, path string, size int64, opt Options, bs int) (*Trac
 // plainReaders is the goroutines that read a large plain-text trace
 // parsed on many cores: enough to copy from the page cache faster than
 // the parse.
-const plainReaders = 4
+const plainReaders = 8
 
 // firstBlock returns the size of the first block for an input of size
 // bytes (0: unknown), compressed or not: a small file needs a small block.

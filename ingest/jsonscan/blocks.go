@@ -15,7 +15,8 @@ const (
 	// without copying whole blocks.
 	BlockSize = 1 << 20
 	// BlocksInFlight bounds the blocks between the reader and the parser:
-	// a Scanner holds at most BlocksInFlight+2 blocks.
+	// a Scanner holds at most BlocksInFlight+2 blocks (and one more for
+	// each reader at offsets, Options.Readers).
 	BlocksInFlight = 4
 )
 
@@ -53,11 +54,15 @@ type blockReader struct {
 // bytes (at most size), so that a small file costs a small block.
 // o.Limit, when positive, bounds the bytes read; a done o.Context stops
 // the reading with its error. At most o.Blocks blocks are made (at least
-// BlocksInFlight+2). The consumer calls close when it is done.
+// BlocksInFlight+2), and one more for each of o.Readers. The consumer
+// calls close when it is done.
 func newBlockReader(ctx context.Context, r io.Reader, o Options, size, prefix, first int) *blockReader {
-	most := max(o.Blocks, BlocksInFlight+2)
+	most, ahead := max(o.Blocks, BlocksInFlight+2), BlocksInFlight
+	if o.At != nil { // room for each reader's block besides: a read takes a while
+		most, ahead = most+max(o.Readers, 1), ahead+max(o.Readers, 1)
+	}
 	br := &blockReader{
-		full:   make(chan *block, BlocksInFlight),
+		full:   make(chan *block, ahead),
 		free:   make(chan *block, most),
 		most:   most,
 		done:   make(chan struct{}),

@@ -80,8 +80,9 @@ type Options struct {
 	// when 0); FirstBlock, when positive and smaller, the size of the
 	// first block, so that a small input costs a small block.
 	BlockSize, FirstBlock int
-	// Blocks is the most blocks made (BlocksInFlight+2 when fewer): a
-	// caller that holds blocks (Hold) needs one for each it holds besides.
+	// Blocks is the most blocks made (BlocksInFlight+2 when fewer), plus
+	// one for each of Readers: a caller that holds blocks (Hold) needs
+	// one for each it holds besides.
 	Blocks int
 	// OnBlock, when set, is called after each new block.
 	OnBlock func()
