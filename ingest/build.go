@@ -49,26 +49,13 @@ func (p *builder) add(s *scanner, ev *rawEvent) error {
 	if ev.dropped {
 		return nil
 	}
-	switch c {
-	case catNone:
+	if c == catNone {
 		if string(ev.ph) == "M" {
 			return p.metadataEvent(s, ev)
 		}
 		return nil
-	case catKernel, catMemcpy, catMemset, catRuntime, catDriver,
-		catUserAnnotation, catGPUAnnotation:
-	case catCPUOp:
-		if !keptCPUOp(ev.name) {
-			return nil
-		}
-	case catPython:
-		if !keptPythonFunction(ev.name) {
-			return nil
-		}
-	default:
-		return nil
 	}
-	if string(ev.ph) != "X" {
+	if !keptClass(ev) || string(ev.ph) != "X" {
 		return nil
 	}
 	start, dur, ok1, ok2 := ev.times()

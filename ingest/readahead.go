@@ -89,7 +89,7 @@ func (r *readAhead) read(s *scanner, ev *rawEvent) {
 }
 
 // keptClass reports whether the builder keeps an X event of ev's class
-// and name (builder.add's test).
+// and name: the one test, builder.add's and the reading ahead's.
 func keptClass(ev *rawEvent) bool {
 	switch ev.class {
 	case catKernel, catMemcpy, catMemset, catRuntime, catDriver,
