@@ -158,13 +158,17 @@ func analyzeTrace(t *ingest.Trace, captures []*ingest.Trace, cls *Classifier, re
 	}
 	rk.Outside = BucketStat{US: us(p.outside.kernelNS), Count: p.outside.events}
 	rk.TraceKernelUS, rk.TraceCommKernels = p.traceTotals()
-	p.opOf, p.opNS = linkOps(p, rk.Steps)
 	p.capture = captureFor(t, captures)
 	var wg sync.WaitGroup
 	wg.Go(func() { rk.TopKernels, rk.Unclassified = p.kernelLists(rk.Steps, opt) })
-	wg.Go(func() { rk.Layers = p.layerFolds(rk.Steps) })
 	wg.Go(func() { rk.CostModel = costModels(rk.Steps) })
-	wg.Go(func() { p.links, p.linkWhy = kernelLinks(p, rk.Steps) })
+	wg.Go(func() {
+		p.opOf, p.opNS = linkOps(p, rk.Steps) // what the fold's slots and the roofline read
+		var folded sync.WaitGroup
+		folded.Go(func() { rk.Layers = p.layerFolds(rk.Steps) })
+		p.links, p.linkWhy = kernelLinks(p, rk.Steps)
+		folded.Wait()
+	})
 	rk.LaunchDelay = launchDelay(p.delays)
 	rk.GraphLaunchDelay = launchDelay(p.graphDelays())
 	wg.Wait()

@@ -1,9 +1,11 @@
 package analyze
 
 import (
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"kinetoscope/ingest"
 )
@@ -67,7 +69,7 @@ type rankPass struct {
 
 func newRankPass(t *ingest.Trace, tab bucketTab, c *Classifier, li launchIndex, marks []stepMark, cutoff int64) *rankPass {
 	p := &rankPass{t: t, tab: tab, ec: newEventClassifier(c, tab, t), li: li,
-		marks: marks, cutoff: cutoff, lastGEMM: make(map[int64]int64)}
+		marks: marks, cutoff: cutoff}
 	p.steps = make([]stepAcc, len(marks))
 	for i := range p.steps {
 		p.steps[i] = newStepAcc(len(tab.ids))
@@ -105,19 +107,87 @@ func (p *rankPass) run() {
 	p.busy()
 }
 
-// assign finds each event's launch, step and bucket.
+// assign finds each event's launch, step and bucket, in ranges of the
+// events side by side (assignParts): each with its own launch-index hint,
+// caches and maps, merged in order, so the result is the one pass's.
 func (p *rankPass) assign() {
+	p.assignIn(assignParts(p.t.GPU.Len(), runtime.GOMAXPROCS(0), minAssignPart))
+}
+
+// assignIn is assign over the ranges of the events between parts' bounds.
+func (p *rankPass) assignIn(parts []int) {
 	t := p.t
 	n := t.GPU.Len()
+	p.lastGEMM, p.noLaunch = make(map[int64]int64), 0
 	p.stepOf = make([]int32, n)
 	p.launchAt = make([]int32, n)
 	p.bucketOf = make([]uint8, n)
-	p.delays = make([]int64, 0, n)
 	p.replayStart = make(map[int32]int64)
+	collDep := false
+	for _, ev := range t.GPU.All() { // the name cache, filled here, is only read by the ranges
+		collDep = p.ec.info(ev).collDep || collDep
+	}
+	if collDep && !p.ec.links.built {
+		p.ec.links.build()
+	}
+	done := make([]assigned, len(parts)-1)
+	var wg sync.WaitGroup
+	for k := range done {
+		wg.Go(func() { done[k] = p.assignRange(parts[k], parts[k+1]) })
+	}
+	wg.Wait()
+	p.delays = make([]int64, 0, n)
+	for _, a := range done {
+		p.noLaunch += a.noLaunch
+		p.delays = append(p.delays, a.delays...)
+		for k, v := range a.lastGEMM {
+			if w, ok := p.lastGEMM[k]; !ok || v > w {
+				p.lastGEMM[k] = v
+			}
+		}
+		for j, v := range a.replayStart {
+			if w, ok := p.replayStart[j]; !ok || v < w {
+				p.replayStart[j] = v
+			}
+		}
+	}
+}
+
+// assignParts returns the bounds of the ranges of n events assign works
+// on: one a core of cores, of at least least events.
+func assignParts(n, cores, least int) []int {
+	k := max(min(cores, n/least), 1)
+	parts := make([]int, k+1)
+	for i := range parts {
+		parts[i] = i * n / k
+	}
+	return parts
+}
+
+// minAssignPart is the fewest events assign gives a goroutine of its own.
+const minAssignPart = 1 << 15
+
+// assigned is what assign found in one range of the events besides
+// their launch, step and bucket: the rest of rankPass's per-event state.
+type assigned struct {
+	noLaunch    int
+	delays      []int64
+	lastGEMM    map[int64]int64
+	replayStart map[int32]int64
+}
+
+// assignRange assigns events lo to hi.
+func (p *rankPass) assignRange(lo, hi int) assigned {
+	t := p.t
+	li := p.li // its own hint
+	ec := *p.ec
+	ec.colls = make(map[collKey]uint8) // its own cache; the name cache is filled
+	a := assigned{delays: make([]int64, 0, hi-lo), lastGEMM: make(map[int64]int64), replayStart: make(map[int32]int64)}
 	isGraph := make(map[ingest.StrID]bool)
 	hint := 0
-	for i, ev := range t.GPU.All() {
-		j := p.li.find(ev.Correlation)
+	for i := lo; i < hi; i++ {
+		ev := t.GPU.At(i)
+		j := li.find(ev.Correlation)
 		p.launchAt[i] = j
 		var l *ingest.Launch
 		if j >= 0 {
@@ -125,29 +195,30 @@ func (p *rankPass) assign() {
 		}
 		ts := ev.Start
 		if l == nil {
-			p.noLaunch++
+			a.noLaunch++
 		} else {
 			ts = l.Start
 		}
 		s := p.stepAt(ts, &hint)
-		b := p.ec.bucket(ev, l)
+		b := ec.bucket(ev, l)
 		p.stepOf[i], p.bucketOf[i] = s, b
 		if s >= 0 && p.tab.isGEMM(b) {
 			k := gemmKey(s, ev.Device)
-			if v, ok := p.lastGEMM[k]; !ok || ev.Start > v {
-				p.lastGEMM[k] = ev.Start
+			if v, ok := a.lastGEMM[k]; !ok || ev.Start > v {
+				a.lastGEMM[k] = ev.Start
 			}
 		}
 		switch {
 		case l == nil:
 		case !graphLaunch(t, l, isGraph):
-			p.delays = append(p.delays, ev.Start-l.Start)
+			a.delays = append(a.delays, ev.Start-l.Start)
 		default:
-			if v, ok := p.replayStart[j]; !ok || ev.Start < v {
-				p.replayStart[j] = ev.Start
+			if v, ok := a.replayStart[j]; !ok || ev.Start < v {
+				a.replayStart[j] = ev.Start
 			}
 		}
 	}
+	return a
 }
 
 // graphLaunch says whether l is a CUDA/HIP graph launch; cache holds the
