@@ -27,6 +27,11 @@ type builder struct {
 	cleaned    int64             // names stored cleaned
 	cut        int64             // names cut to maxName
 	local      chunkNames        // the chunk being built's names, read ahead
+	// inChunks is set while chunks are built on a goroutine of their own
+	// (parallelEvents), chunkEnd then the input offset where the last
+	// one built ends.
+	inChunks bool
+	chunkEnd int64
 }
 
 // newBuilder returns a builder for the trace read from path.

@@ -203,143 +203,186 @@ func (p *builder) build(pool *parsePool, c *chunk) (stop bool, err error) {
 	return c.closed || c.err != nil || c.end != len(c.buf), nil
 }
 
-// chunks is the chunks of one read handed to the pool and not yet built,
-// in order, and the built ones kept for reuse.
+// chunks are the chunk structs of one read: at most most of them out
+// (handed to the workers and not yet back from the building goroutine),
+// the built ones kept for reuse.
 type chunks struct {
-	pool    *parsePool
-	most    int // the most pending
-	pending []*chunk
-	free    []*chunk
-	kept    int // the most events a chunk kept: a new chunk's room
+	pool *parsePool
+	most int // the most out
+	out  int
+	free []*chunk
+	kept int // the most events a chunk kept: a new chunk's room
 }
 
-// give hands the text buf, at input offset base, to a worker.
-func (cs *chunks) give(buf []byte, base int64, release func()) {
-	var c *chunk
+// get returns a chunk to fill, or nil when most are out.
+func (cs *chunks) get() *chunk {
+	if cs.out >= cs.most {
+		return nil
+	}
+	cs.out++
 	if n := len(cs.free); n > 0 {
-		c, cs.free = cs.free[n-1], cs.free[:n-1]
+		c := cs.free[n-1]
+		cs.free = cs.free[:n-1]
 		c.kept = c.kept[:0]
 		c.ahead.reset()
 		c.dropped.reset()
-	} else {
-		c = &chunk{kept: make([]rawEvent, 0, cs.kept)}
+		return c
 	}
+	return &chunk{kept: make([]rawEvent, 0, cs.kept)}
+}
+
+// give hands c, holding the text buf at input offset base, to a worker.
+func (cs *chunks) give(c *chunk, buf []byte, base int64, release func()) {
 	c.buf, c.base, c.release, c.done = buf, base, release, make(chan struct{})
 	c.end, c.closed, c.err = 0, false, nil
-	cs.pending = append(cs.pending, c)
 	cs.pool.jobs <- c
 }
 
-// next returns the first pending chunk once its worker is done with it,
-// waiting when wait is set or too many are pending, or nil.
-func (cs *chunks) next(wait bool) *chunk {
-	if len(cs.pending) == 0 {
-		return nil
-	}
-	c := cs.pending[0]
-	if !wait && len(cs.pending) < cs.most {
-		select {
-		case <-c.done:
-		default:
-			return nil
-		}
-	}
-	<-c.done
-	cs.pending = cs.pending[1:]
-	return c
-}
-
-// recycle releases a built chunk's memory and keeps it for reuse.
+// recycle releases a chunk's memory, once its worker is done, and keeps
+// it for reuse.
 func (cs *chunks) recycle(c *chunk) {
+	<-c.done
 	c.release()
 	c.buf, c.release = nil, nil
 	cs.kept = max(cs.kept, len(c.kept))
 	clear(c.kept) // drop the slices into the released memory
 	cs.free = append(cs.free, c)
+	cs.out--
 }
 
-// rest returns the text from c.end on: the rest of c and the pending
-// chunks after it, which follow it in the input.
-func (cs *chunks) rest(c *chunk) []byte {
-	n := len(c.buf) - c.end
-	for _, p := range cs.pending {
-		n += len(p.buf)
-	}
-	b := make([]byte, 0, n)
-	b = append(b, c.buf[c.end:]...)
-	for _, p := range cs.pending {
-		b = append(b, p.buf...)
-	}
-	return b
+// buildEnd is how the building of a read's chunks ended: where the chunk
+// stop ended early (nil: none did), with err when building failed, and
+// rest the chunks after it, not built.
+type buildEnd struct {
+	stop *chunk
+	rest []*chunk
+	err  error
 }
 
-// drain waits for the pending chunks' workers and releases their memory.
-func (cs *chunks) drain() {
-	for _, c := range cs.pending {
+// buildChunks builds the chunks of queue in order, as its worker finishes
+// each, and sends each built one to built; after each it calls the
+// scanner's hooks (progress, the memory budget), which read the trace.
+// At a chunk that ended early, or an error, it closes stopped and takes
+// what is left of queue into the end, unbuilt.
+func (p *builder) buildChunks(pool *parsePool, queue <-chan *chunk, built chan<- *chunk, stopped chan<- struct{},
+	onBlock func(), check func() error) (end buildEnd) {
+	for c := range queue {
 		<-c.done
-		c.release()
+		stop, err := p.build(pool, c)
+		p.chunkEnd = c.base + int64(c.end)
+		if err == nil && !stop {
+			if onBlock != nil {
+				onBlock()
+			}
+			if check != nil {
+				err = check()
+			}
+			if err == nil {
+				built <- c
+				continue
+			}
+		}
+		end = buildEnd{stop: c, err: err}
+		close(stopped)
+		for r := range queue {
+			end.rest = append(end.rest, r)
+		}
+		return end
 	}
-	cs.pending = nil
+	return end
 }
 
 // parallelEvents reads the traceEvents array from its first event (at
 // s.Pos) in chunks on s.pool's workers, for as long as the chunks end at
-// event boundaries. done is true once the array has ended; otherwise
-// s.Pos is at the start of an event (or of what the sequential parse is
-// to read next), with the scanner's window holding the text from there.
+// event boundaries: this goroutine cuts the text into chunks and hands
+// them out, another builds them into the trace in order (buildChunks).
+// done is true once the array has ended; otherwise s.Pos is at the start
+// of an event (or of what the sequential parse is to read next), with the
+// scanner's window holding the text from there.
 func (p *builder) parallelEvents(s *scanner) (done bool, err error) {
+	onBlock, check := s.Hooks() // they read the trace: the building goroutine calls them
+	defer s.SetHooks(onBlock, check)
 	cs := &chunks{pool: s.pool, most: s.pending}
-	defer cs.drain()
+	queue, built := make(chan *chunk, cs.most), make(chan *chunk, cs.most)
+	stopped, finished := make(chan struct{}), make(chan struct{})
+	var end buildEnd
+	p.inChunks = true
+	defer func() { p.inChunks = false }() // after finished: the builder is done
+	go func() {
+		defer close(finished)
+		end = p.buildChunks(cs.pool, queue, built, stopped, onBlock, check)
+	}()
+cutting:
 	for {
+		select {
+		case <-stopped:
+			break cutting
+		default:
+		}
 		cut := lastBoundary(s.Buf, s.Pos)
 		if cut < 0 {
 			// No boundary in the window: the end of the input, an event
 			// longer than the window, or an error: the sequential parse
 			// fetches the input again and meets it as it would have.
 			if err := s.More(s.Pos); err != nil {
-				return p.finishChunks(s, cs)
+				break
 			}
 			continue
 		}
-		cs.give(s.Buf[s.Pos:cut], s.Offset(s.Pos), s.Hold())
-		s.Pos = cut
-		if err := s.More(s.Pos); err != nil { // the window left the held memory unless err
-			return p.finishChunks(s, cs)
-		}
-		for c := cs.next(false); c != nil; c = cs.next(false) {
-			if stop, err := p.build(cs.pool, c); stop || err != nil {
-				return p.stopAt(s, cs, c, err)
+		c := cs.get()
+		for c == nil { // most are out: wait for one built
+			select {
+			case b := <-built:
+				cs.recycle(b)
+				c = cs.get()
+			case <-stopped:
+				break cutting
 			}
+		}
+		cs.give(c, s.Buf[s.Pos:cut], s.Offset(s.Pos), s.Hold())
+		queue <- c // never blocks: at most most are out
+		s.Pos = cut
+		err := s.More(s.Pos) // the window leaves the held memory unless err
+		for drained := false; !drained; {
+			select {
+			case b := <-built:
+				cs.recycle(b)
+			default:
+				drained = true
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	s.Unread(nil) // the window may lie in a chunk's memory
+	close(queue)
+	<-finished
+	close(built)
+	for b := range built {
+		cs.recycle(b)
+	}
+	if end.stop == nil {
+		return false, nil
+	}
+	cs.pool.stats.Stopped.Add(1)
+	defer func() {
+		for _, c := range append(end.rest, end.stop) {
 			cs.recycle(c)
 		}
+	}()
+	if end.err != nil {
+		return false, end.err
 	}
-}
-
-// finishChunks builds the pending chunks, in order, and returns as
-// parallelEvents does, with the window where they end.
-func (p *builder) finishChunks(s *scanner, cs *chunks) (done bool, err error) {
-	s.Unread(nil) // the window may lie in a pending chunk's memory
-	for c := cs.next(true); c != nil; c = cs.next(true) {
-		if stop, err := p.build(cs.pool, c); stop || err != nil {
-			return p.stopAt(s, cs, c, err)
+	rest := end.stop.buf[end.stop.end:]
+	if len(end.rest) > 0 {
+		rest = append([]byte(nil), rest...)
+		for _, c := range end.rest {
+			rest = append(rest, c.buf...)
 		}
-		cs.recycle(c)
 	}
-	return false, nil
-}
-
-// stopAt puts the text from where chunk c ended back in front of the
-// window (c's rest, the pending chunks' text, the window's), so that the
-// sequential parse reads on from there; done is true when c ended the
-// array.
-func (p *builder) stopAt(s *scanner, cs *chunks, c *chunk, err error) (done bool, _ error) {
-	defer c.release()
-	cs.pool.stats.Stopped.Add(1)
-	if err != nil {
-		return false, err
-	}
-	s.Unread(cs.rest(c))
-	return c.closed, nil
+	s.Unread(rest)
+	return end.stop.closed, nil
 }
 
 // lastBoundary returns the position right after the comma of the last

@@ -177,9 +177,13 @@ func parse(r io.Reader, at io.ReaderAt, path string, size int64, cr *countingRea
 		o.Check = opt.Budget.meter(p.t)
 	}
 	if opt.Progress != nil {
-		o.OnBlock = func() {
+		o.OnBlock = func() { // on the goroutine that builds the trace
+			read := p.chunkEnd // the chunks built so far, while they are (parallelEvents)
+			if !p.inChunks {
+				read = s.Offset(len(s.Buf))
+			}
 			opt.Progress(Progress{Path: path, Bytes: cr.n.Load(), TotalBytes: size,
-				UncompressedBytes: s.Offset(len(s.Buf)), Events: p.t.Counts.Events})
+				UncompressedBytes: read, Events: p.t.Counts.Events})
 		}
 	}
 	s.Init(r, o)

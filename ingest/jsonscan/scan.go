@@ -173,6 +173,21 @@ func (s *Scanner) Unread(b []byte) {
 	s.cur, s.Buf, s.Pos = nil, nb, 0
 }
 
+// Hooks returns the functions More calls after each new block
+// (Options.OnBlock and Check) and clears them, for a caller that calls
+// them itself on the goroutine that owns what they read; SetHooks puts
+// them back.
+func (s *Scanner) Hooks() (onBlock func(), check func() error) {
+	onBlock, check = s.onBlock, s.check
+	s.onBlock, s.check = nil, nil
+	return onBlock, check
+}
+
+// SetHooks sets the functions More calls after each new block.
+func (s *Scanner) SetHooks(onBlock func(), check func() error) {
+	s.onBlock, s.check = onBlock, check
+}
+
 // Offset returns the input offset of Buf[i].
 func (s *Scanner) Offset(i int) int64 { return s.base + int64(i) }
 
