@@ -136,6 +136,9 @@ func analyzeTrace(t *ingest.Trace, captures []*ingest.Trace, cls *Classifier, re
 	if len(t.Meta.Devices) > 0 {
 		rk.Device = t.Meta.Devices[0].Name
 	}
+	var byExt map[int64]int // the ops by External id, beside the first pass
+	var indexed sync.WaitGroup
+	indexed.Go(func() { byExt = t.Shapes.ByExternalID() })
 	p := stepPass(t, cls, re)
 	rk.StepSource, rk.StepEvidence = p.source, p.evidence
 	if re != nil && p.source != SourceRegex {
@@ -163,7 +166,8 @@ func analyzeTrace(t *ingest.Trace, captures []*ingest.Trace, cls *Classifier, re
 	wg.Go(func() { rk.TopKernels, rk.Unclassified = p.kernelLists(rk.Steps, opt) })
 	wg.Go(func() { rk.CostModel = costModels(rk.Steps) })
 	wg.Go(func() {
-		p.opOf, p.opNS = linkOps(p, rk.Steps) // what the fold's slots and the roofline read
+		indexed.Wait()
+		p.opOf, p.opNS = linkOps(p, rk.Steps, byExt) // what the fold's slots and the roofline read
 		var folded sync.WaitGroup
 		folded.Go(func() { rk.Layers = p.layerFolds(rk.Steps) })
 		p.links, p.linkWhy = kernelLinks(p, rk.Steps)

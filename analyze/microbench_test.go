@@ -61,7 +61,7 @@ func traceShapeRates(t *testing.T, dir string) map[string]*shapeRate {
 	out := map[string]*shapeRate{}
 	for ri, tr := range set.Traces {
 		p := stepPass(tr, cls, nil)
-		_, opNS := linkOps(p, r.Ranks[ri].Steps)
+		_, opNS := linkOps(p, r.Ranks[ri].Steps, tr.Shapes.ByExternalID())
 		memsetNS := map[int64]int64{} // by External id: the microbenchmark's call times them too
 		for _, ev := range tr.GPU.All() {
 			if ev.Kind == ingest.KindMemset {

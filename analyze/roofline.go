@@ -247,10 +247,10 @@ func (acc *rooflineAcc) rank(p *rankPass, steps []Step) {
 
 // linkOps returns the op with shapes of each GPU event of p in a step of
 // steps that gets roofline rows (Trace.Shapes.Ops index, -1 for none), and
-// the kernel time of each op in ns.
-func linkOps(p *rankPass, steps []Step) ([]int32, map[int32]int64) {
+// the kernel time of each op in ns; byExt is the trace's
+// Shapes.ByExternalID.
+func linkOps(p *rankPass, steps []Step, byExt map[int64]int) ([]int32, map[int32]int64) {
 	t := p.t
-	byExt := t.Shapes.ByExternalID()
 	opOf := make([]int32, t.GPU.Len())
 	opNS := map[int32]int64{}
 	for i, ev := range t.GPU.All() {
