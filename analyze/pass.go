@@ -123,6 +123,7 @@ func (p *rankPass) assignIn(parts []int) {
 	p.launchAt = make([]int32, n)
 	p.bucketOf = make([]uint8, n)
 	p.replayStart = make(map[int32]int64)
+	p.delays = make([]int64, n)
 	collDep := false
 	for _, ev := range t.GPU.All() { // the name cache, filled here, is only read by the ranges
 		collDep = p.ec.info(ev).collDep || collDep
@@ -136,10 +137,10 @@ func (p *rankPass) assignIn(parts []int) {
 		wg.Go(func() { done[k] = p.assignRange(parts[k], parts[k+1]) })
 	}
 	wg.Wait()
-	p.delays = make([]int64, 0, n)
-	for _, a := range done {
+	w := 0 // each range wrote its delays from its first event's index on: close the gaps
+	for k, a := range done {
 		p.noLaunch += a.noLaunch
-		p.delays = append(p.delays, a.delays...)
+		w += copy(p.delays[w:], p.delays[parts[k]:parts[k]+a.delays])
 		for k, v := range a.lastGEMM {
 			if w, ok := p.lastGEMM[k]; !ok || v > w {
 				p.lastGEMM[k] = v
@@ -151,6 +152,7 @@ func (p *rankPass) assignIn(parts []int) {
 			}
 		}
 	}
+	p.delays = p.delays[:w]
 }
 
 // assignParts returns the bounds of the ranges of n events assign works
@@ -171,7 +173,7 @@ const minAssignPart = 1 << 15
 // their launch, step and bucket: the rest of rankPass's per-event state.
 type assigned struct {
 	noLaunch    int
-	delays      []int64
+	delays      int // written to rankPass.delays from the range's start
 	lastGEMM    map[int64]int64
 	replayStart map[int32]int64
 }
@@ -182,7 +184,7 @@ func (p *rankPass) assignRange(lo, hi int) assigned {
 	li := p.li // its own hint
 	ec := *p.ec
 	ec.colls = make(map[collKey]uint8) // its own cache; the name cache is filled
-	a := assigned{delays: make([]int64, 0, hi-lo), lastGEMM: make(map[int64]int64), replayStart: make(map[int32]int64)}
+	a := assigned{lastGEMM: make(map[int64]int64), replayStart: make(map[int32]int64)}
 	isGraph := make(map[ingest.StrID]bool)
 	hint := 0
 	for i := lo; i < hi; i++ {
@@ -211,7 +213,8 @@ func (p *rankPass) assignRange(lo, hi int) assigned {
 		switch {
 		case l == nil:
 		case !graphLaunch(t, l, isGraph):
-			a.delays = append(a.delays, ev.Start-l.Start)
+			p.delays[lo+a.delays] = ev.Start - l.Start
+			a.delays++
 		default:
 			if v, ok := a.replayStart[j]; !ok || ev.Start < v {
 				a.replayStart[j] = ev.Start
