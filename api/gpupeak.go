@@ -1,8 +1,6 @@
 package api
 
 import (
-	"strings"
-
 	"kinetoscope/analyze"
 	"kinetoscope/api/store"
 )
@@ -18,11 +16,7 @@ const gpuPeakParam = "gpu_peak"
 // checkGPUPeak refuses a GPU peak value that analyze cannot read, naming
 // where it was given.
 func checkGPUPeak(where, peak string) (string, error) {
-	peak = strings.TrimSpace(peak)
-	if _, err := analyze.ParseGPUPeak(peak, nil); err != nil {
-		return "", badRequest("%s: %v", where, err)
-	}
-	return peak, nil
+	return checkSetting(where, peak, func(v string) error { _, err := analyze.ParseGPUPeak(v, nil); return err })
 }
 
 // setGPUPeak sets the upload's GPU peak setting.

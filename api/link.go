@@ -26,11 +26,18 @@ const linkParam = "link"
 // checkLink refuses a link value that analyze cannot read, naming where
 // it was given.
 func checkLink(where, link string) (string, error) {
-	link = strings.TrimSpace(link)
-	if _, err := analyze.ParseLink(link); err != nil {
+	return checkSetting(where, link, func(v string) error { _, err := analyze.ParseLink(v); return err })
+}
+
+// checkSetting returns a run setting's value, trimmed, or a bad request
+// naming where it was given when parse refuses it: the one check behind
+// each setting's (checkLink, checkGPUPeak).
+func checkSetting(where, v string, parse func(string) error) (string, error) {
+	v = strings.TrimSpace(v)
+	if err := parse(v); err != nil {
 		return "", badRequest("%s: %v", where, err)
 	}
-	return link, nil
+	return v, nil
 }
 
 // setLink sets the upload's link setting.
