@@ -55,6 +55,27 @@ func Analyze(set *ingest.Set, opt Options) (*Report, error) {
 	if set == nil {
 		return nil, errors.New("analyze: no trace set")
 	}
+	pr, err := Prepare(opt)
+	if err != nil {
+		return nil, err
+	}
+	return pr.Analyze(set)
+}
+
+// Prepared is an analysis's options checked and compiled: the classifier
+// of its rules, its step regex, its link. It costs milliseconds (the
+// rules' patterns), which Prepare spends before the traces are read, or
+// while they are; it may analyse several sets, side by side or not.
+type Prepared struct {
+	opt  Options
+	cls  *Classifier
+	re   *regexp.Regexp
+	link *LinkPeak
+}
+
+// Prepare checks and compiles opt for Prepared.Analyze.
+func Prepare(opt Options) (*Prepared, error) {
+	defer region("prepare")()
 	cls, re, err := prepare(opt)
 	if err != nil {
 		return nil, err
@@ -66,6 +87,16 @@ func Analyze(set *ingest.Set, opt Options) (*Report, error) {
 	if _, err := ParseGPUPeak(opt.GPUPeak, nil); err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}
+	return &Prepared{opt: opt, cls: cls, re: re, link: link}, nil
+}
+
+// Analyze classifies and measures every execution trace of set with the
+// prepared options.
+func (pr *Prepared) Analyze(set *ingest.Set) (*Report, error) {
+	if set == nil {
+		return nil, errors.New("analyze: no trace set")
+	}
+	opt, cls, re, link := pr.opt, pr.cls, pr.re, pr.link
 	var traces []*ingest.Trace
 	for _, t := range set.Traces {
 		if opt.Rank == nil || t.Rank == *opt.Rank {
@@ -84,11 +115,18 @@ func Analyze(set *ingest.Set, opt Options) (*Report, error) {
 	wg.Wait()
 	r.Warnings = append(setWarnings(set), captureWarnings(passes, set.Captures)...)
 	var rf *Roofline // the rows beside the cross-rank passes, which they do not read
-	wg.Go(func() { rf = rooflineOf(r, passes, opt.GPUPeak) })
+	wg.Go(func() { defer region("rooflineOf")(); rf = rooflineOf(r, passes, opt.GPUPeak) })
+	endAlign := region("alignRanks")
 	a := alignRanks(r, traces, passes)
+	endAlign()
+	endAccounts := region("addRankAccounts")
 	addRankAccounts(r, passes, a, opt)
+	endAccounts()
+	endBandwidth := region("collectiveBandwidth")
 	r.Bandwidth = collectiveBandwidth(r, passes, a, link)
+	endBandwidth()
 	wg.Wait()
+	defer region("report")()
 	if rf != nil {
 		rf.SpeedOfLight = speedOfLight(r, rf) // reads the bandwidth
 	}
@@ -138,8 +176,9 @@ func analyzeTrace(t *ingest.Trace, captures []*ingest.Trace, cls *Classifier, re
 	}
 	var byExt map[int64]int // the ops by External id, beside the first pass
 	var indexed sync.WaitGroup
-	indexed.Go(func() { byExt = t.Shapes.ByExternalID() })
+	indexed.Go(func() { defer region("ByExternalID")(); byExt = t.Shapes.ByExternalID() })
 	p := stepPass(t, cls, re)
+	endSteps := region("steps")
 	rk.StepSource, rk.StepEvidence = p.source, p.evidence
 	if re != nil && p.source != SourceRegex {
 		rk.Warnings = append(rk.Warnings, fmt.Sprintf("no CPU annotation matches --step-regex %q", opt.StepRegex))
@@ -162,20 +201,31 @@ func analyzeTrace(t *ingest.Trace, captures []*ingest.Trace, cls *Classifier, re
 	rk.Outside = BucketStat{US: us(p.outside.kernelNS), Count: p.outside.events}
 	rk.TraceKernelUS, rk.TraceCommKernels = p.traceTotals()
 	p.capture = captureFor(t, captures)
+	endSteps()
 	var wg sync.WaitGroup
-	wg.Go(func() { rk.TopKernels, rk.Unclassified = p.kernelLists(rk.Steps, opt) })
-	wg.Go(func() { rk.CostModel = costModels(rk.Steps) })
+	wg.Go(func() {
+		defer region("kernelLists")()
+		rk.TopKernels, rk.Unclassified = p.kernelLists(rk.Steps, opt)
+	})
+	wg.Go(func() { defer region("costModels")(); rk.CostModel = costModels(rk.Steps) })
 	wg.Go(func() {
 		indexed.Wait()
+		endLink := region("linkOps")
 		p.opOf, p.opNS = linkOps(p, rk.Steps, byExt) // what the fold's slots and the roofline read
+		endLink()
 		var folded sync.WaitGroup
-		folded.Go(func() { rk.Layers = p.layerFolds(rk.Steps) })
+		folded.Go(func() { defer region("layerFolds")(); rk.Layers = p.layerFolds(rk.Steps) })
+		endLinks := region("kernelLinks")
 		p.links, p.linkWhy = kernelLinks(p, rk.Steps)
+		endLinks()
 		folded.Wait()
 	})
+	endDelay := region("launchDelay")
 	rk.LaunchDelay = launchDelay(p.delays)
 	rk.GraphLaunchDelay = launchDelay(p.graphDelays())
+	endDelay()
 	wg.Wait()
+	defer region("checkRank")()
 	p.checks = checkRank(p, &rk)
 	if p.noLaunch > 0 {
 		rk.Warnings = append(rk.Warnings, fmt.Sprintf("%d of %d GPU events have no CPU launch in the trace; placed in steps by GPU start time", p.noLaunch, t.GPU.Len()))
@@ -188,7 +238,10 @@ func analyzeTrace(t *ingest.Trace, captures []*ingest.Trace, cls *Classifier, re
 // order (stepFinders, then vLLM's runner marks); without any, steps
 // are inferred from the trace's repetition.
 func stepPass(t *ingest.Trace, cls *Classifier, re *regexp.Regexp) *rankPass {
+	endIndex := region("newLaunchIndex")
 	li := newLaunchIndex(t)
+	endIndex()
+	endFind := region("findSteps")
 	pa := runnerMarks(t)
 	found := findSteps(t, stepFinders(re))
 	if found.source == "" {
@@ -204,6 +257,7 @@ func stepPass(t *ingest.Trace, cls *Classifier, re *regexp.Regexp) *rankPass {
 		marks, cutoff, evidence = inferSteps(t, &li)
 		found.source = SourceInferred
 	}
+	endFind()
 	p := newRankPass(t, newBucketTab(), cls, li, marks, cutoff)
 	p.source, p.evidence = found.source, evidence
 	p.run()

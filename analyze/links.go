@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"cmp"
 	"slices"
 	"sort"
 	"strings"
@@ -26,72 +25,100 @@ type launchIndex struct {
 // denseSlack slots per launch (and a thousand more) are sorted instead.
 const denseSlack = 4
 
+// newLaunchIndex indexes t's launches by correlation id, in one pass over
+// them.
 func newLaunchIndex(t *ingest.Trace) launchIndex {
-	n := t.Launches.Len()
-	lo, hi := int64(1<<62), int64(0)
-	for _, l := range t.Launches.All() {
+	ls := make([]corrLaunch, 0, t.Launches.Len()) // one pass over the launches
+	lo, hi, inOrder := int64(1<<62), int64(0), true
+	for i, l := range t.Launches.All() {
 		if l.Correlation > 0 {
 			lo, hi = min(lo, l.Correlation), max(hi, l.Correlation)
+			inOrder = inOrder && (len(ls) == 0 || l.Correlation >= ls[len(ls)-1].c)
+			ls = append(ls, corrLaunch{l.Correlation, int32(i), l.Kind})
 		}
 	}
 	if hi == 0 {
 		return launchIndex{}
 	}
-	if span := hi - lo + 1; span > int64(denseSlack*n+1024) {
-		return sortedLaunchIndex(t)
+	if span := hi - lo + 1; span > int64(denseSlack*len(ls)+1024) {
+		if !inOrder { // launches mostly come in id order
+			sortByID(ls, lo, hi)
+		}
+		return sortedLaunchIndex(ls)
 	}
 	x := launchIndex{base: lo, dense: make([]int32, hi-lo+1)}
+	kind := make([]ingest.LaunchKind, len(x.dense)) // of the launch kept for each id
 	for i := range x.dense {
 		x.dense[i] = -1
 	}
-	for i, l := range t.Launches.All() {
-		if l.Correlation <= 0 {
-			continue
-		}
-		if j := x.find(l.Correlation); j < 0 || preferLaunch(l, t.Launches.At(int(j))) {
-			x.dense[l.Correlation-x.base] = int32(i)
+	for _, l := range ls {
+		if j := l.c - lo; x.dense[j] < 0 || preferLaunch(l.kind, kind[j]) {
+			x.dense[j], kind[j] = l.i, l.kind
 		}
 	}
 	return x
 }
 
-// corrLaunch is a launch's correlation id and index.
+// corrLaunch is a launch's correlation id, index and kind.
 type corrLaunch struct {
-	c int64
-	i int32
+	c    int64
+	i    int32
+	kind ingest.LaunchKind
 }
 
-// sortedLaunchIndex returns the index of t's launches sorted by
-// correlation id. Of the launches with one id, it keeps the one
+// sortedLaunchIndex returns the index of the launches ls, sorted by
+// correlation id, stably. Of the launches with one id, it keeps the one
 // preferLaunch picks, as the dense table does.
-func sortedLaunchIndex(t *ingest.Trace) launchIndex {
-	ls := make([]corrLaunch, 0, t.Launches.Len())
-	for i, l := range t.Launches.All() {
-		if l.Correlation > 0 {
-			ls = append(ls, corrLaunch{l.Correlation, int32(i)})
-		}
-	}
-	byID := func(a, b corrLaunch) int { return cmp.Compare(a.c, b.c) }
-	if !slices.IsSortedFunc(ls, byID) { // launches mostly come in id order
-		slices.SortStableFunc(ls, byID)
-	}
+func sortedLaunchIndex(ls []corrLaunch) launchIndex {
 	x := launchIndex{ids: make([]int64, 0, len(ls)), idx: make([]int32, 0, len(ls))}
+	var kind ingest.LaunchKind // of the launch kept for the last id
 	for _, l := range ls {
 		last := len(x.ids) - 1
 		switch {
 		case last < 0 || x.ids[last] != l.c:
-			x.ids, x.idx = append(x.ids, l.c), append(x.idx, l.i)
-		case preferLaunch(t.Launches.At(int(l.i)), t.Launches.At(int(x.idx[last]))):
-			x.idx[last] = l.i
+			x.ids, x.idx, kind = append(x.ids, l.c), append(x.idx, l.i), l.kind
+		case preferLaunch(l.kind, kind):
+			x.idx[last], kind = l.i, l.kind
 		}
 	}
 	return x
 }
 
-// preferLaunch says whether a should replace b for the same correlation:
-// the runtime call is the one the user made.
-func preferLaunch(a, b *ingest.Launch) bool {
-	return a.Kind == ingest.LaunchRuntime && b.Kind != ingest.LaunchRuntime
+// radixBits is the digit of sortByID's radix sort: 2^11 counters fit in
+// the L1 cache, and ids spread over 2^22 take two passes.
+const radixBits = 11
+
+// sortByID sorts ls by id, stably (the launches of one id keep their
+// order), where every id lies in [lo, hi]: a least-significant-digit
+// radix sort of the ids' offsets from lo, linear in len(ls) for a span of
+// ids up to 2^33 and never worse than six passes.
+func sortByID(ls []corrLaunch, lo, hi int64) {
+	src, dst := ls, make([]corrLaunch, len(ls))
+	for shift := uint(0); uint64(hi-lo)>>shift > 0; shift += radixBits {
+		var at [1 << radixBits]int
+		for _, l := range src {
+			at[uint64(l.c-lo)>>shift&(1<<radixBits-1)]++
+		}
+		sum := 0
+		for d, n := range at {
+			at[d], sum = sum, sum+n
+		}
+		for _, l := range src {
+			d := uint64(l.c-lo) >> shift & (1<<radixBits - 1)
+			dst[at[d]] = l
+			at[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &ls[0] { // an odd number of passes
+		copy(ls, src)
+	}
+}
+
+// preferLaunch says whether a launch of kind a should replace one of kind
+// b for the same correlation: the runtime call is the one the user made.
+func preferLaunch(a, b ingest.LaunchKind) bool {
+	return a == ingest.LaunchRuntime && b != ingest.LaunchRuntime
 }
 
 // find returns the index of the launch with correlation c, or -1. Zero

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -45,7 +46,7 @@ func TestLaunchIndexSorted(t *testing.T) {
 			kind = ingest.LaunchRuntime
 		}
 		b.t.Launches.Append(ingest.Launch{Correlation: c, Kind: kind})
-		if j, ok := want[c]; !ok || preferLaunch(b.t.Launches.At(i), b.t.Launches.At(int(j))) {
+		if j, ok := want[c]; !ok || preferLaunch(b.t.Launches.At(i).Kind, b.t.Launches.At(int(j)).Kind) {
 			want[c] = int32(i)
 		}
 		ids = append(ids, c)
@@ -76,4 +77,33 @@ func reversed(ids []int64) []int64 {
 	out := slices.Clone(ids)
 	slices.Reverse(out)
 	return out
+}
+
+// TestSortByID checks the radix sort against a stable comparison sort, for
+// spans of ids that take one to six passes, duplicates included.
+func TestSortByID(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, span := range []int64{1, 1 << 5, 1 << 11, 1 << 20, 1 << 30, 1 << 62} {
+		for _, n := range []int{2, 3, 1000, 50000} {
+			lo := int64(r.IntN(1 << 20))
+			ls := make([]corrLaunch, n)
+			for i := range ls {
+				c := lo + r.Int64N(span)
+				if i > 0 && r.IntN(5) == 0 {
+					c = ls[r.IntN(i)].c // an id again
+				}
+				ls[i] = corrLaunch{c, int32(i), ingest.LaunchKind(r.IntN(2))}
+			}
+			hi := lo
+			for _, l := range ls {
+				hi = max(hi, l.c)
+			}
+			want := slices.Clone(ls)
+			slices.SortStableFunc(want, func(a, b corrLaunch) int { return cmp.Compare(a.c, b.c) })
+			sortByID(ls, lo, hi)
+			if !slices.Equal(ls, want) {
+				t.Errorf("span %d, %d ids: the radix sort differs from the stable sort", span, n)
+			}
+		}
+	}
 }

@@ -55,7 +55,7 @@ type rankPass struct {
 	// Trace.Shapes.Ops; -1 for none) and opNS each op's kernel time, set
 	// once the steps are cut, for the layer fold's slots and the roofline.
 	opOf []int32
-	opNS map[int32]int64
+	opNS []int64
 	// links are each GPU event's link to the work it does, linkWhy why the
 	// kernels of each graph replay took none (kernelLinks).
 	links    []opLink
@@ -99,12 +99,22 @@ func (p *rankPass) stepAt(ts int64, hint *int) int32 {
 
 func gemmKey(step int32, dev int16) int64 { return int64(step)<<16 | int64(uint16(dev)) }
 
-// run makes every pass over the events.
+// run makes every pass over the events. The passes that share no state
+// run side by side: the graph launches are counted beside assign (they
+// read only the launches and the step marks), the busy time beside
+// accumulate (it reads only the events' steps), each writing fields of
+// the steps of its own.
 func (p *rankPass) run() {
+	var wg sync.WaitGroup
+	wg.Go(func() { defer region("countGraphLaunches")(); p.countGraphLaunches() })
+	end := region("assign")
 	p.assign()
-	p.countGraphLaunches()
+	end()
+	wg.Go(func() { defer region("busy")(); p.busy() })
+	end = region("accumulate")
 	p.accumulate()
-	p.busy()
+	end()
+	wg.Wait()
 }
 
 // assign finds each event's launch, step and bucket, in ranges of the

@@ -3,8 +3,10 @@ package analyze
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"kinetoscope/ingest"
 )
@@ -248,19 +250,33 @@ func (acc *rooflineAcc) rank(p *rankPass, steps []Step) {
 // linkOps returns the op with shapes of each GPU event of p in a step of
 // steps that gets roofline rows (Trace.Shapes.Ops index, -1 for none), and
 // the kernel time of each op in ns; byExt is the trace's
-// Shapes.ByExternalID.
-func linkOps(p *rankPass, steps []Step, byExt map[int64]int) ([]int32, map[int32]int64) {
+// Shapes.ByExternalID. The events are linked in ranges side by side
+// (assignParts), each writing its own events' ops.
+func linkOps(p *rankPass, steps []Step, byExt map[int64]int) ([]int32, []int64) {
 	t := p.t
 	opOf := make([]int32, t.GPU.Len())
-	opNS := map[int32]int64{}
+	parts := assignParts(len(opOf), runtime.GOMAXPROCS(0), minAssignPart)
+	var wg sync.WaitGroup
+	for k := range len(parts) - 1 {
+		wg.Go(func() {
+			for i := parts[k]; i < parts[k+1]; i++ {
+				opOf[i] = -1
+				if !inWorkStep(p, i, steps) {
+					continue
+				}
+				if ev := t.GPU.At(i); ev.ExternalID != 0 {
+					if j, ok := byExt[ev.ExternalID]; ok && launchedBy(p, i, t.Shapes.Ops.At(j)) {
+						opOf[i] = int32(j)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	opNS := make([]int64, t.Shapes.Ops.Len())
 	for i, ev := range t.GPU.All() {
-		opOf[i] = -1
-		if !inWorkStep(p, i, steps) {
-			continue
-		}
-		if j, ok := byExt[ev.ExternalID]; ok && ev.ExternalID != 0 && launchedBy(p, i, t.Shapes.Ops.At(j)) {
-			opOf[i] = int32(j)
-			opNS[int32(j)] += ev.Dur
+		if j := opOf[i]; j >= 0 {
+			opNS[j] += ev.Dur
 		}
 	}
 	return opOf, opNS

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"kinetoscope/analyze"
 	"kinetoscope/ingest"
@@ -97,17 +98,18 @@ func duplicateRanks(set *ingest.Set) error {
 const RankHint = "--rank FILE=N, or on upload a rank field FILE=N for each trace file sent (not one inside an archive)"
 
 // Analyze is the pipeline: it reads the input (Read) and analyses what
-// was read. A cancelled Context stops it between the two as well.
+// was read. The analysis options are compiled while the input is read. A
+// cancelled Context stops it between the two as well.
 func Analyze(in ingest.Input, opt Options) (*Run, error) {
+	var pr *analyze.Prepared
+	var prErr error
+	var prepared sync.WaitGroup
+	prepared.Go(func() { pr, prErr = analyze.Prepare(opt.Analyze) })
 	set, err := Read(in, opt)
+	prepared.Wait()
 	if err != nil {
 		return nil, err
 	}
-	return analyzeSet(set, opt)
-}
-
-// analyzeSet analyses what was read.
-func analyzeSet(set *ingest.Set, opt Options) (*Run, error) {
 	path := set.Path
 	if opt.Context != nil {
 		if err := opt.Context.Err(); err != nil {
@@ -117,7 +119,10 @@ func analyzeSet(set *ingest.Set, opt Options) (*Run, error) {
 	if opt.Analyzing != nil {
 		opt.Analyzing()
 	}
-	r, err := analyze.Analyze(set, opt.Analyze)
+	r, err := (*analyze.Report)(nil), prErr
+	if err == nil {
+		r, err = pr.Analyze(set)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("analyze %s: %w", path, err)
 	}

@@ -1,8 +1,10 @@
 package driver
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"runtime/trace"
 	"strings"
 
 	"kinetoscope/analyze"
@@ -107,6 +109,7 @@ func WriteReport(w io.Writer, r *analyze.Report, name string) error {
 	if err != nil {
 		return err
 	}
+	defer trace.StartRegion(context.Background(), "write report "+name).End()
 	return f.Report(w, r)
 }
 
