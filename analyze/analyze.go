@@ -119,12 +119,13 @@ func (pr *Prepared) Analyze(set *ingest.Set) (*Report, error) {
 	endAlign := region("alignRanks")
 	a := alignRanks(r, traces, passes)
 	endAlign()
+	wg.Go(func() { // beside the accounts: each writes fields of its own
+		defer region("collectiveBandwidth")()
+		r.Bandwidth = collectiveBandwidth(r, passes, a, link)
+	})
 	endAccounts := region("addRankAccounts")
 	addRankAccounts(r, passes, a, opt)
 	endAccounts()
-	endBandwidth := region("collectiveBandwidth")
-	r.Bandwidth = collectiveBandwidth(r, passes, a, link)
-	endBandwidth()
 	wg.Wait()
 	defer region("report")()
 	if rf != nil {

@@ -5,14 +5,16 @@ package analyze
 type bucketTab struct {
 	ids   []BucketID
 	index map[BucketID]uint8
+	comm  []bool // by number: a communication bucket
 }
 
 func newBucketTab() bucketTab {
 	bs := Buckets()
-	t := bucketTab{ids: make([]BucketID, len(bs)), index: make(map[BucketID]uint8, len(bs))}
+	t := bucketTab{ids: make([]BucketID, len(bs)), index: make(map[BucketID]uint8, len(bs)), comm: make([]bool, len(bs))}
 	for i, b := range bs {
 		t.ids[i] = b.ID
 		t.index[b.ID] = uint8(i)
+		t.comm[i] = b.Group == GroupCommunication
 	}
 	return t
 }
@@ -23,6 +25,5 @@ func (t bucketTab) isGEMM(b uint8) bool {
 
 // isComm says whether bucket b is a communication bucket.
 func (t bucketTab) isComm(b uint8) bool {
-	bk, _ := BucketByID(t.ids[b])
-	return bk.Group == GroupCommunication
+	return t.comm[b]
 }

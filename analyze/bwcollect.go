@@ -101,11 +101,11 @@ func addRankBandwidth(accs map[bwKey]*bwAcc, rk *Rank, ri int, p *rankPass, rc *
 		if st < 0 || int(st) >= len(rk.Steps) || rk.Steps[st].Phase == PhaseEmpty || rk.Steps[st].Truncated {
 			continue
 		}
-		id := p.tab.ids[p.bucketOf[gi]]
-		if b, _ := BucketByID(id); b.Group != GroupCommunication {
+		if !p.tab.isComm(p.bucketOf[gi]) {
 			continue
 		}
-		k := newBWKey(p.t, rk.Steps[st].Phase, id, p.ec.links.collArgs(ev, p.launchOf(ev)), rk.WorldSize)
+		id := p.tab.ids[p.bucketOf[gi]]
+		k := newBWKey(p.t, rk.Steps[st].Phase, id, p.ec.links.collArgs(ev, p.launch(gi)), rk.WorldSize)
 		acc := accs[k]
 		if acc == nil {
 			acc = newBWAcc(k)
@@ -236,9 +236,7 @@ func (k *links) collArgs(ev *ingest.GPUEvent, l *ingest.Launch) *ingest.Collecti
 	if ev.Coll >= 0 && int(ev.Coll) < len(t.Collectives) {
 		return &t.Collectives[ev.Coll]
 	}
-	if !k.built {
-		k.build()
-	}
+	k.build()
 	for _, ext := range []int64{ev.ExternalID, launchExt(l)} {
 		if i, ok := k.commByExt[ext]; ok && ext != 0 {
 			return &t.CommOps.At(int(i)).Args

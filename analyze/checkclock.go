@@ -76,7 +76,7 @@ func orderGap(root, other *rankPass, rootBase, otherBase int64) (gapUS, driftUS 
 func commEnds(p *rankPass, base int64) []int64 {
 	var ends []int64
 	for i, ev := range p.t.GPU.All() {
-		if bk, _ := BucketByID(p.tab.ids[p.bucketOf[i]]); bk.Group == GroupCommunication {
+		if p.tab.isComm(p.bucketOf[i]) {
 			ends = append(ends, base+ev.End())
 		}
 	}

@@ -34,7 +34,7 @@ func (p *rankPass) unnamedCollectives() []UnnamedCollective {
 		if p.bucketOf[i] != comm || !p.ec.info(ev).collDep {
 			continue
 		}
-		l := p.launchOf(ev)
+		l := p.launch(i)
 		if p.ec.links.collective(ev, l) != "" {
 			continue
 		}

@@ -19,11 +19,10 @@ func alignRanks(r *Report, traces []*ingest.Trace, passes []*rankPass) *crossran
 	for _, p := range passes {
 		byTrace[p.t] = p
 	}
-	classify := func(t *ingest.Trace, ev *ingest.GPUEvent) (string, bool) {
+	classify := func(t *ingest.Trace, i int, ev *ingest.GPUEvent) (string, bool) {
 		p := byTrace[t]
-		id := p.tab.ids[p.ec.bucket(ev, p.launchOf(ev))]
-		b, _ := BucketByID(id)
-		return string(id), b.Group == GroupCommunication
+		b := p.plainBucket(i, ev)
+		return string(p.tab.ids[b]), p.tab.isComm(b)
 	}
 	a, err := crossrank.Align(traces, classify, crossrank.Options{})
 	if err != nil {

@@ -623,7 +623,7 @@ func (p *rankPass) slotModules(slots []LayerSlot, first []int32) {
 	}
 	isGraph := map[ingest.StrID]bool{}
 	for j := range slots {
-		l := p.launchOf(p.t.GPU.At(int(first[j])))
+		l := p.launch(int(first[j]))
 		if l == nil || graphLaunch(p.t, l, isGraph) {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"kinetoscope/ingest"
 )
@@ -158,7 +159,7 @@ func (x *launchIndex) findSorted(c int64) int32 {
 // CPU side of a trace. Its indexes are built on first use.
 type links struct {
 	t         *ingest.Trace
-	built     bool
+	once      sync.Once // builds the indexes
 	commByExt map[int64]int32
 	commByThr map[int32][]int32 // record_param_comms ops per thread, by start
 	annByThr  map[int32][]int32 // nccl:* annotations per thread, by start
@@ -167,8 +168,11 @@ type links struct {
 
 func newLinks(t *ingest.Trace) *links { return &links{t: t} }
 
-func (k *links) build() {
-	k.built = true
+// build builds the indexes once, on first use by any goroutine.
+func (k *links) build() { k.once.Do(k.index) }
+
+// index builds the indexes.
+func (k *links) index() {
 	t := k.t
 	k.commByExt = make(map[int64]int32, t.CommOps.Len())
 	k.commByThr = make(map[int32][]int32)
@@ -214,9 +218,7 @@ func (k *links) collective(ev *ingest.GPUEvent, l *ingest.Launch) string {
 			return n
 		}
 	}
-	if !k.built {
-		k.build()
-	}
+	k.build()
 	for _, ext := range []int64{ev.ExternalID, launchExt(l)} {
 		if i, ok := k.commByExt[ext]; ok && ext != 0 {
 			if n := t.Name(t.CommOps.At(int(i)).Args.Name); n != "" {

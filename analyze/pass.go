@@ -138,7 +138,7 @@ func (p *rankPass) assignIn(parts []int) {
 	for _, ev := range t.GPU.All() { // the name cache, filled here, is only read by the ranges
 		collDep = p.ec.info(ev).collDep || collDep
 	}
-	if collDep && !p.ec.links.built {
+	if collDep {
 		p.ec.links.build()
 	}
 	done := make([]assigned, len(parts)-1)
@@ -274,13 +274,14 @@ func (p *rankPass) inSampling(i int, ev *ingest.GPUEvent, spans *samplerSpans, t
 	if len(*spans) == 0 {
 		return false
 	}
-	l := p.launchOf(ev)
+	l := p.launch(i)
 	return l != nil && spans.holds(l)
 }
 
-// launchOf returns the CPU launch of ev, or nil when the trace lacks it.
-func (p *rankPass) launchOf(ev *ingest.GPUEvent) *ingest.Launch {
-	if j := p.li.find(ev.Correlation); j >= 0 {
+// launch returns the CPU launch of GPU event i, or nil when the trace
+// lacks it (assign found it). It is safe for concurrent use.
+func (p *rankPass) launch(i int) *ingest.Launch {
+	if j := p.launchAt[i]; j >= 0 {
 		return p.t.Launches.At(int(j))
 	}
 	return nil
@@ -396,7 +397,7 @@ func (p *rankPass) traceTotals() (kernelUS float64, commKernels int) {
 	add := func(a *stepAcc) {
 		ns += a.kernelNS
 		for b, n := range a.bucketN {
-			if bk, ok := BucketByID(p.tab.ids[b]); ok && bk.Group == GroupCommunication {
+			if p.tab.isComm(uint8(b)) {
 				commKernels += int(n)
 			}
 		}

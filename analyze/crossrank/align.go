@@ -66,9 +66,9 @@ const (
 const SingleRankNote = "one rank: transfer and wait cannot be told apart from one rank"
 
 // Classifier says whether a GPU event is a collective and of which kind
-// (a bucket id such as "allreduce"). Only events of the same kind are
-// matched with each other.
-type Classifier func(t *ingest.Trace, ev *ingest.GPUEvent) (kind string, ok bool)
+// (a bucket id such as "allreduce"); i is ev's index in t.GPU. Only events
+// of the same kind are matched with each other.
+type Classifier func(t *ingest.Trace, i int, ev *ingest.GPUEvent) (kind string, ok bool)
 
 // Options tune Align. The zero value gives the defaults.
 type Options struct {

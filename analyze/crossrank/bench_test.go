@@ -49,7 +49,7 @@ func BenchmarkClassifyBaseline(b *testing.B) {
 		n := 0
 		for _, t := range traces {
 			for _, ev := range t.GPU.All() {
-				if _, ok := defaultClassify(t, ev); ok {
+				if _, ok := defaultClassify(t, 0, ev); ok {
 					n++
 				}
 			}

@@ -101,7 +101,7 @@ func (c *collector) trace(i int, t *ingest.Trace, classify Classifier) {
 	groups := map[groupKey]int{}
 	comms := commOpsByExternalID(t)
 	for idx, ev := range t.GPU.All() {
-		kind, ok := classify(t, ev)
+		kind, ok := classify(t, idx, ev)
 		if !ok {
 			continue
 		}

@@ -168,7 +168,7 @@ func TestRealDamaged(t *testing.T) {
 func collectiveIndices(t *ingest.Trace) []int {
 	var out []int
 	for i, ev := range t.GPU.All() {
-		if _, ok := defaultClassify(t, ev); ok {
+		if _, ok := defaultClassify(t, 0, ev); ok {
 			out = append(out, i)
 		}
 	}

@@ -35,7 +35,7 @@ func timeBaseFor(baseNS, ts int64) int64 {
 // named by their collective args when present, else by the kernel name.
 // Kinds are the analyze bucket ids: allreduce, allgather, reducescatter,
 // alltoall, broadcast, sendrecv and comm_other. It does not allocate.
-func defaultClassify(t *ingest.Trace, ev *ingest.GPUEvent) (string, bool) {
+func defaultClassify(t *ingest.Trace, _ int, ev *ingest.GPUEvent) (string, bool) {
 	if ev.Kind != ingest.KindKernel {
 		return "", false
 	}

@@ -60,7 +60,7 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tc := range tests {
 		ev := &ingest.GPUEvent{Name: tr.Strings.Intern(tc.name), Kind: tc.kind, Coll: tc.coll}
-		got, ok := defaultClassify(tr, ev)
+		got, ok := defaultClassify(tr, 0, ev)
 		if got != tc.want || ok != (tc.want != "") {
 			t.Errorf("classify(%q, %v) = %q, %v; want %q", tc.name, tc.kind, got, ok, tc.want)
 		}
