@@ -60,7 +60,11 @@ func (p *builder) add(s *scanner, ev *rawEvent) error {
 		}
 		return nil
 	}
-	if !keptClass(ev) || string(ev.ph) != "X" {
+	as, kind := ev.as, ev.opKind
+	if as == keptUnread {
+		as, kind = keptAsOf(ev)
+	}
+	if as == keptNothing {
 		return nil
 	}
 	start, dur, ok1, ok2 := ev.times()
@@ -75,7 +79,7 @@ func (p *builder) add(s *scanner, ev *rawEvent) error {
 	if err := s.args(ev, &ev.a); err != nil {
 		return err
 	}
-	return p.keep(c, ev, start, dur)
+	return p.keep(as, kind, ev, start, dur)
 }
 
 // maxCategories bounds the distinct categories counted by name; the events
@@ -123,62 +127,52 @@ func (p *builder) newCategory(cat []byte, n int64) {
 	p.other[key] = new(n)
 }
 
-// keep stores an X event of a kept category.
-func (p *builder) keep(c category, ev *rawEvent, start, dur int64) error {
+// keep stores an X event kept as as (kind: of an op with shapes).
+func (p *builder) keep(as keptAs, kind OpKind, ev *rawEvent, start, dur int64) error {
 	a := &ev.a
-	switch c {
-	case catKernel, catMemcpy, catMemset:
-		p.gpuEvent(c, ev, start, dur)
-	case catRuntime, catDriver:
+	switch as {
+	case keptGPU:
+		p.gpuEvent(ev.class, ev, start, dur)
+	case keptLaunch:
 		if !a.hasCorr {
 			return nil
 		}
 		kind := LaunchRuntime
-		if c == catDriver {
+		if ev.class == catDriver {
 			kind = LaunchDriver
 		}
 		p.t.Launches.Append(Launch{Start: start, Dur: dur, Correlation: a.correlation,
-			ExternalID: a.external, Name: p.name(ev), Thread: p.thread(ev.pid, ev.tid), Kind: kind})
-	case catPython:
-		a := Annotation{Start: start, Dur: dur, Name: p.name(ev), Thread: p.thread(ev.pid, ev.tid)}
-		if bytes.HasPrefix(ev.name, []byte(modulePrefix)) {
-			p.t.Modules.Append(a)
-		} else {
-			p.t.PythonCalls.Append(a)
-		}
-	case catUserAnnotation:
-		p.t.Annotations.Append(Annotation{Start: start, Dur: dur, Name: p.name(ev),
-			Thread: p.thread(ev.pid, ev.tid)})
-	case catGPUAnnotation:
+			ExternalID: a.external, Name: p.name(ev), Thread: p.eventThread(ev), Kind: kind})
+	case keptModule:
+		p.t.Modules.Append(Annotation{Start: start, Dur: dur, Name: p.name(ev), Thread: p.eventThread(ev)})
+	case keptPythonCall:
+		p.t.PythonCalls.Append(Annotation{Start: start, Dur: dur, Name: p.name(ev), Thread: p.eventThread(ev)})
+	case keptAnnotation:
+		p.t.Annotations.Append(Annotation{Start: start, Dur: dur, Name: p.name(ev), Thread: p.eventThread(ev)})
+	case keptGPUAnnotation:
 		stream := a.stream
 		if !a.hasStream {
 			stream, _ = jsonscan.ParseInt(ev.tid)
 		}
 		p.t.Annotations.Append(Annotation{Start: start, Dur: dur, Name: p.name(ev),
 			Thread: int32(stream), GPU: true})
-	case catCPUOp:
-		if kind := shapedOpKind(ev.name); kind != 0 {
-			op := ShapedOp{Start: start, Dur: dur, ExternalID: a.external, Name: p.name(ev),
-				Thread: p.thread(ev.pid, ev.tid), Kind: kind}
-			if ev.shaped {
-				op.Inputs = p.aheadInputs(ev)
-				p.t.Shapes.addOp(op)
-			} else {
-				p.t.Shapes.add(op, a.inputDims, a.inputTypes, a.concrete)
-			}
-			return nil
+	case keptShapedOp:
+		op := ShapedOp{Start: start, Dur: dur, ExternalID: a.external, Name: p.name(ev),
+			Thread: p.eventThread(ev), Kind: kind}
+		if ev.shaped {
+			op.Inputs = p.aheadInputs(ev)
+			p.t.Shapes.addOp(op)
+		} else {
+			p.t.Shapes.add(op, a.inputDims, a.inputTypes, a.concrete)
 		}
-		if string(ev.name) == embeddingOp {
-			p.t.Embeddings.Append(Embedding{Start: start, Dur: dur, Thread: p.thread(ev.pid, ev.tid),
-				Tokens: embeddingTokens(a.inputDims)})
-			return nil
-		}
-		if collectiveOp(ev.name) {
-			p.t.CollectiveOps.Append(Annotation{Start: start, Dur: dur, Name: p.name(ev), Thread: p.thread(ev.pid, ev.tid)})
-			return nil
-		}
+	case keptEmbedding:
+		p.t.Embeddings.Append(Embedding{Start: start, Dur: dur, Thread: p.eventThread(ev),
+			Tokens: embeddingTokens(a.inputDims)})
+	case keptCollectiveOp:
+		p.t.CollectiveOps.Append(Annotation{Start: start, Dur: dur, Name: p.name(ev), Thread: p.eventThread(ev)})
+	case keptCommOp:
 		p.t.CommOps.Append(CommOp{Start: start, Dur: dur, ExternalID: a.external,
-			Thread: p.thread(ev.pid, ev.tid), Args: p.collective(&a.coll)})
+			Thread: p.eventThread(ev), Args: p.collective(&a.coll)})
 	}
 	return nil
 }

@@ -17,10 +17,15 @@ type rawEvent struct {
 	timed          bool
 	start, durNS   int64
 	startOK, durOK bool
-	// Read ahead by a chunk's worker (readAhead.read): local is the
-	// index of name among the chunk's names (noLocal: none); shaped says
-	// inputs holds the inputs of an op with shapes, their types local.
+	// Read ahead by a chunk's worker (readAhead.read): as is what the
+	// event is kept as and opKind its kind of op with shapes; local is
+	// the index of name among the chunk's names and thread of (pid, tid)
+	// among its threads (noLocal: none); shaped says inputs holds the
+	// inputs of an op with shapes, their types local.
+	as     keptAs
+	opKind OpKind
 	local  int32
+	thread int32
 	shaped bool
 	inputs []OpInput
 }
@@ -61,7 +66,7 @@ func (ev *rawEvent) droppable() bool {
 func (s *scanner) event(i int, ev *rawEvent) (int, error) {
 	ev.ph, ev.cat, ev.name, ev.pid, ev.tid, ev.ts, ev.dur = nil, nil, nil, nil, nil, nil, nil
 	ev.class, ev.dropped, ev.argsParsed, ev.args, ev.argsEnd, ev.timed = catNone, false, false, -1, 0, false
-	ev.local, ev.shaped, ev.inputs = noLocal, false, nil
+	ev.as, ev.local, ev.thread, ev.shaped, ev.inputs = keptUnread, noLocal, noLocal, false, nil
 	i, done, err := s.Open(i, "an event object")
 	if err == nil && !done {
 		i, done, err = s.kinetoPrefix(i, ev)

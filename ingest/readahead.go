@@ -25,6 +25,7 @@ type readAhead struct {
 	dimsAt   int
 	names    localStrings // the chunk's distinct names, in order of first use
 	types    localStrings // the distinct input types of its ops, likewise
+	threads  localThreads // the distinct (pid, tid) of its events kept on a thread
 }
 
 // localStrings numbers the distinct strings of a chunk: raw holds each,
@@ -59,19 +60,57 @@ func (l *localStrings) reset() {
 	clear(l.at)
 }
 
+// localThreads numbers the distinct (pid, tid) pairs of a chunk: pid and
+// tid hold each pair's raw text, slices of the chunk, at its index.
+type localThreads struct {
+	pid, tid [][]byte
+	at       map[string]int32 // by pid, a zero byte, tid
+	key      []byte           // the last key looked up
+	last     int32            // its index
+}
+
+// id returns the index of (pid, tid), adding it.
+func (l *localThreads) id(pid, tid []byte) int32 {
+	if k := l.key; len(k) == len(pid)+1+len(tid) && len(k) > 0 && k[len(pid)] == 0 &&
+		bytes.Equal(k[:len(pid)], pid) && bytes.Equal(k[len(pid)+1:], tid) {
+		return l.last
+	}
+	l.key = append(append(append(l.key[:0], pid...), 0), tid...)
+	i, ok := l.at[string(l.key)]
+	if !ok {
+		if l.at == nil {
+			l.at = map[string]int32{}
+		}
+		i = int32(len(l.pid))
+		l.pid, l.tid = append(l.pid, pid), append(l.tid, tid)
+		l.at[string(l.key)] = i
+	}
+	l.last = i
+	return i
+}
+
+// reset empties the table for the chunk's next use.
+func (l *localThreads) reset() {
+	clear(l.pid) // drop the slices of the released text
+	clear(l.tid)
+	l.pid, l.tid, l.key = l.pid[:0], l.tid[:0], l.key[:0]
+	clear(l.at)
+}
+
 // reset readies r for the chunk's next use.
 func (r *readAhead) reset() {
 	r.names.reset()
 	r.types.reset()
+	r.threads.reset()
 }
 
 // read reads ahead what the builder would read of ev, a kept event of the
-// chunk scanned by s: its times, args, name and, for an op with shapes, its
-// inputs.
+// chunk scanned by s: its times, what it is kept as, its args, name and
+// thread and, for an op with shapes, its inputs.
 func (r *readAhead) read(s *scanner, ev *rawEvent) {
 	ev.parseTimes()
-	ev.local, ev.shaped = noLocal, false
-	if string(ev.ph) != "X" || !keptClass(ev) {
+	ev.local, ev.shaped, ev.thread = noLocal, false, noLocal
+	if ev.as, ev.opKind = keptAsOf(ev); ev.as == keptNothing {
 		return
 	}
 	if !ev.argsParsed {
@@ -81,26 +120,79 @@ func (r *readAhead) read(s *scanner, ev *rawEvent) {
 		ev.argsParsed = true
 	}
 	ev.local = r.name(ev.name)
-	if ev.class == catCPUOp && shapedOpKind(ev.name) != 0 {
+	if ev.as.onThread() {
+		ev.thread = r.threads.id(ev.pid, ev.tid)
+	}
+	if ev.as == keptShapedOp {
 		a := &ev.a
 		ev.inputs = readInputs(&r.inputs, &r.dims, a.inputDims, a.inputTypes, a.concrete, r.typeID)
 		ev.shaped = len(r.types.raw) < 1<<16 // else local types did not fit a TypeID: read again
 	}
 }
 
-// keptClass reports whether the builder keeps an X event of ev's class
-// and name: the one test, builder.add's and the reading ahead's.
-func keptClass(ev *rawEvent) bool {
-	switch ev.class {
-	case catKernel, catMemcpy, catMemset, catRuntime, catDriver,
-		catUserAnnotation, catGPUAnnotation:
-		return true
-	case catCPUOp:
-		return keptCPUOp(ev.name)
-	case catPython:
-		return keptPythonFunction(ev.name)
+// keptAs is what the builder keeps of an event: the column an X event of
+// a kept class and name goes to, or nothing.
+type keptAs uint8
+
+// What an event is kept as. keptUnread: not worked out yet (the parse in
+// order works it out in builder.add, a chunk's worker in read).
+const (
+	keptUnread        keptAs = iota
+	keptNothing              // not an X event of a kept class and name
+	keptGPU                  // kernel, memcpy, memset: Trace.GPU
+	keptLaunch               // runtime or driver call: Trace.Launches
+	keptModule               // python function of a module: Trace.Modules
+	keptPythonCall           // the other kept python functions: Trace.PythonCalls
+	keptAnnotation           // user annotation: Trace.Annotations
+	keptGPUAnnotation        // GPU user annotation: Trace.Annotations
+	keptShapedOp             // op with shapes: Trace.Shapes
+	keptEmbedding            // embedding lookup: Trace.Embeddings
+	keptCollectiveOp         // serving engine's collective op: Trace.CollectiveOps
+	keptCommOp               // record_param_comms: Trace.CommOps
+)
+
+// onThread says whether an event kept as k keeps its CPU thread.
+func (k keptAs) onThread() bool {
+	return k != keptNothing && k != keptGPU && k != keptGPUAnnotation
+}
+
+// keptAsOf returns what the builder keeps of ev, by its phase, class and
+// name, and for an op with shapes its kind: the one decision, builder.add's
+// and the reading ahead's.
+func keptAsOf(ev *rawEvent) (keptAs, OpKind) {
+	if string(ev.ph) != "X" {
+		return keptNothing, 0
 	}
-	return false
+	switch ev.class {
+	case catKernel, catMemcpy, catMemset:
+		return keptGPU, 0
+	case catRuntime, catDriver:
+		return keptLaunch, 0
+	case catUserAnnotation:
+		return keptAnnotation, 0
+	case catGPUAnnotation:
+		return keptGPUAnnotation, 0
+	case catPython:
+		switch {
+		case bytes.HasPrefix(ev.name, []byte(modulePrefix)):
+			return keptModule, 0
+		case stepMarkFunction(ev.name):
+			return keptPythonCall, 0
+		}
+	case catCPUOp: // the ops keptCPUOp keeps
+		if kind := shapedOpKind(ev.name); kind != 0 {
+			return keptShapedOp, kind
+		}
+		switch {
+		case string(ev.name) == embeddingOp:
+			return keptEmbedding, 0
+		case collectiveOp(ev.name):
+			return keptCollectiveOp, 0
+		case string(ev.name) == "record_param_comms":
+			return keptCommOp, 0
+		}
+	}
+	return keptNothing, 0
 }
 
 // name returns the local index of an event name, or noLocal for a name
@@ -129,10 +221,11 @@ func (r *readAhead) typeID(raw []byte) TypeID {
 // chunkNames is the builder's map from a chunk's local names and types to
 // the trace's ids, filled at each one's first use.
 type chunkNames struct {
-	ahead *readAhead
-	names []StrID
-	types []TypeID
-	known []bool // of types
+	ahead   *readAhead
+	names   []StrID
+	types   []TypeID
+	known   []bool  // of types
+	threads []int32 // indexes into Trace.Threads, -1 until first used
 }
 
 // unresolved marks a local name not interned yet.
@@ -147,6 +240,10 @@ func (m *chunkNames) use(r *readAhead) {
 	}
 	m.types = append(m.types[:0], make([]TypeID, len(r.types.raw))...)
 	m.known = append(m.known[:0], make([]bool, len(r.types.raw))...)
+	m.threads = m.threads[:0]
+	for range r.threads.pid {
+		m.threads = append(m.threads, -1)
+	}
 }
 
 // localName returns the trace's id of ev's name, read ahead, interning it
@@ -159,6 +256,21 @@ func (p *builder) localName(ev *rawEvent) StrID {
 	id := p.intern(m.ahead.names.raw[ev.local])
 	m.names[ev.local] = id
 	return id
+}
+
+// eventThread returns the index in Trace.Threads of ev's thread: read
+// ahead, it is looked up at its first use in the chunk.
+func (p *builder) eventThread(ev *rawEvent) int32 {
+	if ev.thread == noLocal {
+		return p.thread(ev.pid, ev.tid)
+	}
+	m := &p.local
+	if i := m.threads[ev.thread]; i >= 0 {
+		return i
+	}
+	i := p.thread(m.ahead.threads.pid[ev.thread], m.ahead.threads.tid[ev.thread])
+	m.threads[ev.thread] = i
+	return i
 }
 
 // aheadInputs returns the inputs of ev, an op with shapes read ahead, with
