@@ -3,6 +3,7 @@ package analyze
 import (
 	"cmp"
 	"math/bits"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -383,28 +384,48 @@ type point struct {
 }
 
 // addAccounts sets Step.Account of every step of rk and the phase means.
+// The steps are swept in ranges side by side (minAccountSteps at least),
+// each with scratch, caches and cursors of its own; the boundary to the
+// step before is set after, in order.
 func addAccounts(rk *Rank, p *rankPass, rc *crossrank.RankComm, late []int, opt Options) {
-	ap := &accountPass{p: p, rc: rc, late: late, syncs: newSyncIndex(p.t),
-		gapNS: int64(launchGapUS(opt) * 1e3), isGraph: make(map[ingest.StrID]bool), nb: len(p.tab.ids)}
+	ap := accountPass{p: p, rc: rc, late: late, syncs: newSyncIndex(p.t),
+		gapNS: int64(launchGapUS(opt) * 1e3), nb: len(p.tab.ids)}
 	ap.group = make([]Group, ap.nb)
 	for b, id := range p.tab.ids {
 		bk, _ := BucketByID(id)
 		ap.group[b] = bk.Group
 	}
+	parts := assignParts(len(rk.Steps), runtime.GOMAXPROCS(0), minAccountSteps)
+	var wg sync.WaitGroup
+	for k := range len(parts) - 1 {
+		wg.Go(func() {
+			ap := ap // its own scratch, graph cache and sync cursors
+			ap.isGraph = make(map[ingest.StrID]bool)
+			ap.syncs = &syncIndex{calls: ap.syncs.calls, cursor: make([]int, len(ap.syncs.cursor))}
+			for s := parts[k]; s < parts[k+1]; s++ {
+				if p.steps[s].events > 0 {
+					rk.Steps[s].Account = ap.step(s)
+				}
+			}
+		})
+	}
+	wg.Wait()
 	prevEnd := int64(-1 << 63)
 	for s := range rk.Steps {
 		if p.steps[s].events == 0 {
 			continue
 		}
-		a := ap.step(s)
 		if first := p.steps[s].first; prevEnd > -1<<63 && first > prevEnd {
-			a.BoundaryUS = us(first - prevEnd)
+			rk.Steps[s].Account.BoundaryUS = us(first - prevEnd)
 		}
 		prevEnd = max(prevEnd, p.steps[s].last)
-		rk.Steps[s].Account = a
 	}
 	setPhaseAccounts(rk)
 }
+
+// minAccountSteps is the fewest steps addAccounts sweeps on a goroutine of
+// its own.
+const minAccountSteps = 16
 
 // setPhaseAccounts sets the mean account of each phase of rk.
 func setPhaseAccounts(rk *Rank) {

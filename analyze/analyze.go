@@ -167,8 +167,9 @@ func prepare(opt Options) (*Classifier, *regexp.Regexp, error) {
 
 // analyzeTrace analyses one rank, whose CUDA-graph capture trace is among
 // captures (captureFor). Once its steps are cut, the passes over them that
-// only read them run side by side: the kernel lists, the layer fold, the
-// cost model and the roofline's links of kernels to ops.
+// only read them run side by side: the kernel lists and then the checks,
+// the layer fold, the cost model and the roofline's links of kernels to
+// ops.
 func analyzeTrace(t *ingest.Trace, captures []*ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Options) (Rank, *rankPass) {
 	rk := Rank{Rank: t.Rank, File: t.Path, WorldSize: t.WorldSize(), Versions: versions(t.Meta),
 		Warnings: append([]string(nil), t.Warnings...)}
@@ -205,8 +206,11 @@ func analyzeTrace(t *ingest.Trace, captures []*ingest.Trace, cls *Classifier, re
 	endSteps()
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		defer region("kernelLists")()
+		end := region("kernelLists")
 		rk.TopKernels, rk.Unclassified = p.kernelLists(rk.Steps, opt)
+		end()
+		defer region("checkRank")()
+		p.checks = checkRank(p, &rk) // reads the kernel lists; sets the steps' overlap
 	})
 	wg.Go(func() { defer region("costModels")(); rk.CostModel = costModels(rk.Steps) })
 	wg.Go(func() {
@@ -226,8 +230,6 @@ func analyzeTrace(t *ingest.Trace, captures []*ingest.Trace, cls *Classifier, re
 	rk.GraphLaunchDelay = launchDelay(p.graphDelays())
 	endDelay()
 	wg.Wait()
-	defer region("checkRank")()
-	p.checks = checkRank(p, &rk)
 	if p.noLaunch > 0 {
 		rk.Warnings = append(rk.Warnings, fmt.Sprintf("%d of %d GPU events have no CPU launch in the trace; placed in steps by GPU start time", p.noLaunch, t.GPU.Len()))
 	}
@@ -239,9 +241,9 @@ func analyzeTrace(t *ingest.Trace, captures []*ingest.Trace, cls *Classifier, re
 // order (stepFinders, then vLLM's runner marks); without any, steps
 // are inferred from the trace's repetition.
 func stepPass(t *ingest.Trace, cls *Classifier, re *regexp.Regexp) *rankPass {
-	endIndex := region("newLaunchIndex")
-	li := newLaunchIndex(t)
-	endIndex()
+	var li launchIndex
+	var indexed sync.WaitGroup // beside the finding of the steps
+	indexed.Go(func() { defer region("newLaunchIndex")(); li = newLaunchIndex(t) })
 	endFind := region("findSteps")
 	pa := runnerMarks(t)
 	found := findSteps(t, stepFinders(re))
@@ -254,11 +256,13 @@ func stepPass(t *ingest.Trace, cls *Classifier, re *regexp.Regexp) *rankPass {
 		if e := runnerMarkEvidence(marks, pa); e != "" {
 			evidence += "; " + e
 		}
-	} else {
+	}
+	endFind()
+	indexed.Wait()
+	if found.source == "" {
 		marks, cutoff, evidence = inferSteps(t, &li)
 		found.source = SourceInferred
 	}
-	endFind()
 	p := newRankPass(t, newBucketTab(), cls, li, marks, cutoff)
 	p.source, p.evidence = found.source, evidence
 	p.run()

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 	"strings"
@@ -15,46 +16,43 @@ import (
 // order of their launches) and by binary search otherwise. It is not safe
 // for concurrent use: a search moves that hint.
 type launchIndex struct {
-	base  int64
-	dense []int32
-	ids   []int64 // sorted, distinct, when not dense
-	idx   []int32 // launch of ids[i]
-	hint  int     // position after the last id found
+	base   int64
+	dense  []int32
+	sorted []corrLaunch // by id, one a distinct id, when not dense
+	hint   int          // position after the last id found
 }
 
 // denseSlack bounds the table of a dense index: ids spread over more than
 // denseSlack slots per launch (and a thousand more) are sorted instead.
 const denseSlack = 4
 
-// newLaunchIndex indexes t's launches by correlation id, in one pass over
-// them.
+// newLaunchIndex indexes t's launches by correlation id.
 func newLaunchIndex(t *ingest.Trace) launchIndex {
-	ls := make([]corrLaunch, 0, t.Launches.Len()) // one pass over the launches
-	lo, hi, inOrder := int64(1<<62), int64(0), true
-	for i, l := range t.Launches.All() {
-		if l.Correlation > 0 {
-			lo, hi = min(lo, l.Correlation), max(hi, l.Correlation)
-			inOrder = inOrder && (len(ls) == 0 || l.Correlation >= ls[len(ls)-1].c)
-			ls = append(ls, corrLaunch{l.Correlation, int32(i), l.Kind})
+	lo, hi, n, inOrder, prev := int64(1<<62), int64(0), 0, true, int64(0)
+	for _, l := range t.Launches.All() {
+		if c := l.Correlation; c > 0 {
+			lo, hi = min(lo, c), max(hi, c)
+			inOrder, prev = inOrder && c >= prev, c
+			n++
 		}
 	}
 	if hi == 0 {
 		return launchIndex{}
 	}
-	if span := hi - lo + 1; span > int64(denseSlack*len(ls)+1024) {
-		if !inOrder { // launches mostly come in id order
-			sortByID(ls, lo, hi)
-		}
-		return sortedLaunchIndex(ls)
+	if span := hi - lo + 1; span > int64(denseSlack*n+1024) {
+		return sortedLaunchIndex(t, n, lo, hi, inOrder)
 	}
 	x := launchIndex{base: lo, dense: make([]int32, hi-lo+1)}
 	kind := make([]ingest.LaunchKind, len(x.dense)) // of the launch kept for each id
 	for i := range x.dense {
 		x.dense[i] = -1
 	}
-	for _, l := range ls {
-		if j := l.c - lo; x.dense[j] < 0 || preferLaunch(l.kind, kind[j]) {
-			x.dense[j], kind[j] = l.i, l.kind
+	for i, l := range t.Launches.All() {
+		if l.Correlation <= 0 {
+			continue
+		}
+		if j := l.Correlation - lo; x.dense[j] < 0 || preferLaunch(l.Kind, kind[j]) {
+			x.dense[j], kind[j] = int32(i), l.Kind
 		}
 	}
 	return x
@@ -67,22 +65,31 @@ type corrLaunch struct {
 	kind ingest.LaunchKind
 }
 
-// sortedLaunchIndex returns the index of the launches ls, sorted by
-// correlation id, stably. Of the launches with one id, it keeps the one
-// preferLaunch picks, as the dense table does.
-func sortedLaunchIndex(ls []corrLaunch) launchIndex {
-	x := launchIndex{ids: make([]int64, 0, len(ls)), idx: make([]int32, 0, len(ls))}
-	var kind ingest.LaunchKind // of the launch kept for the last id
-	for _, l := range ls {
-		last := len(x.ids) - 1
-		switch {
-		case last < 0 || x.ids[last] != l.c:
-			x.ids, x.idx, kind = append(x.ids, l.c), append(x.idx, l.i), l.kind
-		case preferLaunch(l.kind, kind):
-			x.idx[last], kind = l.i, l.kind
+// sortedLaunchIndex returns the index of t's n launches with a positive
+// correlation id, sorted by id (ids in [lo, hi]; inOrder: already sorted),
+// stably. Of the launches with one id, it keeps the one preferLaunch picks,
+// as the dense table does.
+func sortedLaunchIndex(t *ingest.Trace, n int, lo, hi int64, inOrder bool) launchIndex {
+	ls := make([]corrLaunch, 0, n)
+	for i, l := range t.Launches.All() {
+		if l.Correlation > 0 {
+			ls = append(ls, corrLaunch{l.Correlation, int32(i), l.Kind})
 		}
 	}
-	return x
+	if !inOrder { // launches mostly come in id order
+		sortByID(ls, lo, hi)
+	}
+	w := 0 // one a distinct id, in place
+	for _, l := range ls {
+		switch {
+		case w == 0 || ls[w-1].c != l.c:
+			ls[w] = l
+			w++
+		case preferLaunch(l.kind, ls[w-1].kind):
+			ls[w-1] = l
+		}
+	}
+	return launchIndex{sorted: ls[:w]}
 }
 
 // radixBits is the digit of sortByID's radix sort: 2^11 counters fit in
@@ -141,18 +148,18 @@ func (x *launchIndex) find(c int64) int32 {
 // findSorted finds c among the sorted ids: first in the few after the last
 // one found, then by binary search.
 func (x *launchIndex) findSorted(c int64) int32 {
-	for j := x.hint; j < min(x.hint+4, len(x.ids)) && x.ids[j] <= c; j++ {
-		if x.ids[j] == c {
+	for j := x.hint; j < min(x.hint+4, len(x.sorted)) && x.sorted[j].c <= c; j++ {
+		if x.sorted[j].c == c {
 			x.hint = j + 1
-			return x.idx[j]
+			return x.sorted[j].i
 		}
 	}
-	j, ok := slices.BinarySearch(x.ids, c)
+	j, ok := slices.BinarySearchFunc(x.sorted, c, func(l corrLaunch, c int64) int { return cmp.Compare(l.c, c) })
 	if !ok {
 		return -1
 	}
 	x.hint = j + 1
-	return x.idx[j]
+	return x.sorted[j].i
 }
 
 // links resolves the collective name of communication kernels from the

@@ -134,14 +134,34 @@ var (
 	errNoDiff   = fmt.Errorf("write diff: no diff")
 )
 
-// writeJSON writes v as indented JSON with a trailing newline.
+// writeJSON writes v as indented JSON with a trailing newline. The
+// encoder writes from its own buffer: no copy of the text is made to add
+// the newline.
 func writeJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	ew := &errWriter{w: w}
+	enc := json.NewEncoder(ew)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		if ew.err != nil {
+			return fmt.Errorf("write json: %w", ew.err)
+		}
 		return fmt.Errorf("encode json: %w", err)
 	}
-	if _, err := w.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("write json: %w", err)
-	}
 	return nil
+}
+
+// errWriter is a writer that keeps the error its writer returned, to tell
+// a failed write from a failed encoding.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+// Write implements io.Writer.
+func (e *errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = err
+	}
+	return n, err
 }
