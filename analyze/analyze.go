@@ -167,9 +167,9 @@ func prepare(opt Options) (*Classifier, *regexp.Regexp, error) {
 
 // analyzeTrace analyses one rank, whose CUDA-graph capture trace is among
 // captures (captureFor). Once its steps are cut, the passes over them that
-// only read them run side by side: the kernel lists and then the checks,
-// the layer fold, the cost model and the roofline's links of kernels to
-// ops.
+// only read them run side by side: the kernel lists, the launch delays and
+// then the checks; the cost model; the roofline's links of kernels to ops,
+// and then the layer fold beside the ops' work.
 func analyzeTrace(t *ingest.Trace, captures []*ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Options) (Rank, *rankPass) {
 	rk := Rank{Rank: t.Rank, File: t.Path, WorldSize: t.WorldSize(), Versions: versions(t.Meta),
 		Warnings: append([]string(nil), t.Warnings...)}
@@ -209,8 +209,12 @@ func analyzeTrace(t *ingest.Trace, captures []*ingest.Trace, cls *Classifier, re
 		end := region("kernelLists")
 		rk.TopKernels, rk.Unclassified = p.kernelLists(rk.Steps, opt)
 		end()
+		end = region("launchDelay")
+		rk.LaunchDelay = launchDelay(p.delays) // reorders them
+		rk.GraphLaunchDelay = launchDelay(p.graphDelays())
+		end()
 		defer region("checkRank")()
-		p.checks = checkRank(p, &rk) // reads the kernel lists; sets the steps' overlap
+		p.checks = checkRank(p, &rk) // reads the kernel lists and the delays
 	})
 	wg.Go(func() { defer region("costModels")(); rk.CostModel = costModels(rk.Steps) })
 	wg.Go(func() {
@@ -220,16 +224,14 @@ func analyzeTrace(t *ingest.Trace, captures []*ingest.Trace, cls *Classifier, re
 		endLink()
 		var folded sync.WaitGroup
 		folded.Go(func() { defer region("layerFolds")(); rk.Layers = p.layerFolds(rk.Steps) })
+		folded.Go(func() { defer region("opWorks")(); p.works = opWorks(p) })
 		endLinks := region("kernelLinks")
 		p.links, p.linkWhy = kernelLinks(p, rk.Steps)
 		endLinks()
 		folded.Wait()
 	})
-	endDelay := region("launchDelay")
-	rk.LaunchDelay = launchDelay(p.delays)
-	rk.GraphLaunchDelay = launchDelay(p.graphDelays())
-	endDelay()
 	wg.Wait()
+	setOverlaps(p, &rk)
 	if p.noLaunch > 0 {
 		rk.Warnings = append(rk.Warnings, fmt.Sprintf("%d of %d GPU events have no CPU launch in the trace; placed in steps by GPU start time", p.noLaunch, t.GPU.Len()))
 	}

@@ -111,10 +111,14 @@ func checkRank(p *rankPass, rk *Rank) RankChecks {
 		Rules:      p.checkRules(rk),
 		Truncation: checkTruncation(p.t.Meta.ProfilerLog, rk.Steps),
 	}
+	return rc
+}
+
+// setOverlaps sets each step's OverlapUS from the rank's checks.
+func setOverlaps(p *rankPass, rk *Rank) {
 	for s, ns := range p.overlapNS {
 		rk.Steps[s].OverlapUS = us(ns)
 	}
-	return rc
 }
 
 // checkData completes the checks of every rank with those across ranks,

@@ -2,10 +2,12 @@ package analyze
 
 import (
 	"cmp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"kinetoscope/ingest"
 )
@@ -13,11 +15,12 @@ import (
 // launchIndex finds the CPU launch of a GPU event by correlation id: a dense
 // table when the ids are compact (the usual case), else the ids sorted,
 // searched from where the last search ended (GPU events mostly come in the
-// order of their launches) and by binary search otherwise. It is not safe
-// for concurrent use: a search moves that hint.
+// order of their launches) and by binary search otherwise. It is built in
+// ranges of the launches side by side. It is not safe for concurrent use:
+// a search moves that hint.
 type launchIndex struct {
 	base   int64
-	dense  []int32
+	dense  []int32      // the launch of id base+j plus one, 0 for none
 	sorted []corrLaunch // by id, one a distinct id, when not dense
 	hint   int          // position after the last id found
 }
@@ -26,36 +29,95 @@ type launchIndex struct {
 // denseSlack slots per launch (and a thousand more) are sorted instead.
 const denseSlack = 4
 
-// newLaunchIndex indexes t's launches by correlation id.
+// idRange is what one range of the launches holds of positive
+// correlation ids: how many, their least and greatest, the first and
+// last, and whether they come in order.
+type idRange struct {
+	n                   int
+	lo, hi, first, last int64
+	inOrder             bool
+}
+
+// newLaunchIndex indexes t's launches by correlation id, in ranges of the
+// launches side by side (assignParts).
 func newLaunchIndex(t *ingest.Trace) launchIndex {
-	lo, hi, n, inOrder, prev := int64(1<<62), int64(0), 0, true, int64(0)
-	for _, l := range t.Launches.All() {
-		if c := l.Correlation; c > 0 {
-			lo, hi = min(lo, c), max(hi, c)
-			inOrder, prev = inOrder && c >= prev, c
-			n++
+	return indexLaunches(t, assignParts(t.Launches.Len(), runtime.GOMAXPROCS(0), minAssignPart))
+}
+
+// indexLaunches indexes t's launches in the ranges between parts' bounds.
+func indexLaunches(t *ingest.Trace, parts []int) launchIndex {
+	rs := make([]idRange, len(parts)-1)
+	inParts(parts, func(k, from, to int) {
+		r := idRange{lo: 1 << 62, inOrder: true}
+		for i := from; i < to; i++ {
+			if c := t.Launches.At(i).Correlation; c > 0 {
+				if r.n == 0 {
+					r.first = c
+				}
+				r.lo, r.hi = min(r.lo, c), max(r.hi, c)
+				r.inOrder = r.inOrder && c >= r.last
+				r.last = c
+				r.n++
+			}
 		}
-	}
-	if hi == 0 {
-		return launchIndex{}
-	}
-	if span := hi - lo + 1; span > int64(denseSlack*n+1024) {
-		return sortedLaunchIndex(t, n, lo, hi, inOrder)
-	}
-	x := launchIndex{base: lo, dense: make([]int32, hi-lo+1)}
-	kind := make([]ingest.LaunchKind, len(x.dense)) // of the launch kept for each id
-	for i := range x.dense {
-		x.dense[i] = -1
-	}
-	for i, l := range t.Launches.All() {
-		if l.Correlation <= 0 {
+		rs[k] = r
+	})
+	all := idRange{lo: 1 << 62, inOrder: true}
+	for _, r := range rs {
+		if r.n == 0 {
 			continue
 		}
-		if j := l.Correlation - lo; x.dense[j] < 0 || preferLaunch(l.Kind, kind[j]) {
-			x.dense[j], kind[j] = int32(i), l.Kind
+		all.lo, all.hi = min(all.lo, r.lo), max(all.hi, r.hi)
+		all.inOrder = all.inOrder && r.inOrder && (all.n == 0 || r.first >= all.last)
+		all.last = r.last
+		all.n += r.n
+	}
+	if all.n == 0 {
+		return launchIndex{}
+	}
+	if span := all.hi - all.lo + 1; span > int64(denseSlack*all.n+1024) {
+		return sortedLaunchIndex(t, parts, rs, all)
+	}
+	x := launchIndex{base: all.lo, dense: make([]int32, all.hi-all.lo+1)}
+	inParts(parts, func(_, from, to int) {
+		for i := from; i < to; i++ {
+			if c := t.Launches.At(i).Correlation; c > 0 {
+				x.keep(t, c-all.lo, int32(i))
+			}
+		}
+	})
+	return x
+}
+
+// keep makes launch i the one of table slot j unless the slot holds one
+// to keep instead: a runtime call before any other kind, the earlier
+// launch among the same. Ranges of launches keep theirs side by side,
+// each slot going to the least launch in that order whatever the order
+// they come in.
+func (x *launchIndex) keep(t *ingest.Trace, j int64, i int32) {
+	slot := &x.dense[j]
+	for {
+		cur := atomic.LoadInt32(slot)
+		if cur != 0 {
+			a, b := t.Launches.At(int(i)).Kind, t.Launches.At(int(cur-1)).Kind
+			if !preferLaunch(a, b) && (preferLaunch(b, a) || cur-1 < i) {
+				return
+			}
+		}
+		if atomic.CompareAndSwapInt32(slot, cur, i+1) {
+			return
 		}
 	}
-	return x
+}
+
+// inParts runs f on the ranges between parts' bounds side by side: f(k,
+// from, to) for range k.
+func inParts(parts []int, f func(k, from, to int)) {
+	var wg sync.WaitGroup
+	for k := range len(parts) - 1 {
+		wg.Go(func() { f(k, parts[k], parts[k+1]) })
+	}
+	wg.Wait()
 }
 
 // corrLaunch is a launch's correlation id, index and kind.
@@ -65,19 +127,31 @@ type corrLaunch struct {
 	kind ingest.LaunchKind
 }
 
-// sortedLaunchIndex returns the index of t's n launches with a positive
-// correlation id, sorted by id (ids in [lo, hi]; inOrder: already sorted),
-// stably. Of the launches with one id, it keeps the one preferLaunch picks,
-// as the dense table does.
-func sortedLaunchIndex(t *ingest.Trace, n int, lo, hi int64, inOrder bool) launchIndex {
-	ls := make([]corrLaunch, 0, n)
-	for i, l := range t.Launches.All() {
-		if l.Correlation > 0 {
-			ls = append(ls, corrLaunch{l.Correlation, int32(i), l.Kind})
-		}
+// sortedLaunchIndex returns the index of t's launches with a positive
+// correlation id, sorted by id, stably; rs are what the ranges of the
+// launches between parts' bounds hold, all what they hold together. Each
+// range fills and sorts its part, the parts are merged in pairs, and of
+// the launches with one id the one preferLaunch picks is kept, as the
+// dense table does.
+func sortedLaunchIndex(t *ingest.Trace, parts []int, rs []idRange, all idRange) launchIndex {
+	ls := make([]corrLaunch, all.n)
+	at := make([]int, len(rs)+1) // where each range's part starts in ls
+	for k, r := range rs {
+		at[k+1] = at[k] + r.n
 	}
-	if !inOrder { // launches mostly come in id order
-		sortByID(ls, lo, hi)
+	inParts(parts, func(k, from, to int) {
+		part := ls[at[k]:at[k]:at[k+1]]
+		for i := from; i < to; i++ {
+			if l := t.Launches.At(i); l.Correlation > 0 {
+				part = append(part, corrLaunch{l.Correlation, int32(i), l.Kind})
+			}
+		}
+		if !rs[k].inOrder { // launches mostly come in id order
+			sortByID(part, rs[k].lo, rs[k].hi)
+		}
+	})
+	if !all.inOrder {
+		ls = mergeParts(ls, at)
 	}
 	w := 0 // one a distinct id, in place
 	for _, l := range ls {
@@ -90,6 +164,39 @@ func sortedLaunchIndex(t *ingest.Trace, n int, lo, hi int64, inOrder bool) launc
 		}
 	}
 	return launchIndex{sorted: ls[:w]}
+}
+
+// mergeParts merges the sorted parts of ls between at's bounds, in pairs
+// side by side until one is left, and returns it (ls or a buffer of its
+// size). Of equal ids, the earlier part's come first: a stable merge.
+func mergeParts(ls []corrLaunch, at []int) []corrLaunch {
+	src, dst := ls, make([]corrLaunch, len(ls))
+	for len(at) > 2 {
+		next := make([]int, 0, len(at)/2+2)
+		var wg sync.WaitGroup
+		for k := 0; k+1 < len(at); k += 2 {
+			lo, hi := at[k], at[min(k+2, len(at)-1)]
+			mid := at[k+1]
+			next = append(next, lo)
+			wg.Go(func() { mergeTwo(dst[lo:hi], src[lo:mid], src[mid:hi]) })
+		}
+		wg.Wait()
+		at = append(next, len(ls))
+		src, dst = dst, src
+	}
+	return src
+}
+
+// mergeTwo merges the sorted a and b into out, a's first among equal ids.
+func mergeTwo(out, a, b []corrLaunch) {
+	i, j := 0, 0
+	for k := range out {
+		if j == len(b) || (i < len(a) && a[i].c <= b[j].c) {
+			out[k], i = a[i], i+1
+		} else {
+			out[k], j = b[j], j+1
+		}
+	}
 }
 
 // radixBits is the digit of sortByID's radix sort: 2^11 counters fit in
@@ -140,7 +247,7 @@ func (x *launchIndex) find(c int64) int32 {
 		if j < 0 || j >= int64(len(x.dense)) {
 			return -1
 		}
-		return x.dense[j]
+		return x.dense[j] - 1
 	}
 	return x.findSorted(c)
 }

@@ -107,3 +107,61 @@ func TestSortByID(t *testing.T) {
 		}
 	}
 }
+
+// TestLaunchIndexInRanges checks that the index built in 1, 2, 7 and 64
+// ranges finds what the launches say (a map of them, built in order), for
+// dense and sparse ids, in order or not, with ids launched twice across
+// ranges by a runtime and a driver call in either order.
+func TestLaunchIndexInRanges(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		spread int64 // ids drawn from [1, spread*n]
+		order  bool  // ids in increasing order
+	}{{"dense in order", 1, true}, {"dense shuffled", 2, false}, {"sparse in order", 50, true}, {"sparse shuffled", 50, false}} {
+		r := rand.New(rand.NewPCG(7, uint64(tc.spread)))
+		b := newTraceBuilder()
+		const n = 5000
+		ids := make([]int64, n)
+		for i := range ids {
+			ids[i] = 1 + r.Int64N(tc.spread*n)
+			if i%50 == 7 && i > 0 {
+				ids[i] = ids[r.IntN(i)] // launched again, maybe ranges apart
+			}
+			if i%97 == 0 {
+				ids[i] = 0 // no correlation
+			}
+		}
+		if tc.order {
+			slices.Sort(ids)
+		}
+		want := map[int64]int32{}
+		for i, c := range ids {
+			kind := ingest.LaunchDriver
+			if r.IntN(3) == 0 {
+				kind = ingest.LaunchRuntime
+			}
+			b.t.Launches.Append(ingest.Launch{Correlation: c, Kind: kind})
+			if c <= 0 {
+				continue
+			}
+			if j, ok := want[c]; !ok || preferLaunch(kind, b.t.Launches.At(int(j)).Kind) {
+				want[c] = int32(i)
+			}
+		}
+		for _, k := range []int{1, 2, 7, 64} {
+			x := indexLaunches(b.t, assignParts(n, k, 1))
+			if (x.dense != nil) != (tc.spread == 1) && tc.spread != 2 {
+				t.Errorf("%s, %d ranges: dense %v", tc.name, k, x.dense != nil)
+			}
+			for c := int64(-1); c <= tc.spread*n+1; c++ {
+				w, ok := want[c]
+				if !ok {
+					w = -1
+				}
+				if got := x.find(c); got != w {
+					t.Fatalf("%s, %d ranges: find(%d) = %d, want %d", tc.name, k, c, got, w)
+				}
+			}
+		}
+	}
+}

@@ -56,6 +56,9 @@ type rankPass struct {
 	// once the steps are cut, for the layer fold's slots and the roofline.
 	opOf []int32
 	opNS []int64
+	// works is the work of each op kernels are linked to (opWorks), for
+	// the roofline rows.
+	works []opWork
 	// links are each GPU event's link to the work it does, linkWhy why the
 	// kernels of each graph replay took none (kernelLinks).
 	links    []opLink

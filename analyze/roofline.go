@@ -211,7 +211,7 @@ func (acc *rooflineAcc) rank(p *rankPass, steps []Step) {
 		op       int32
 		captured bool
 	}
-	works, graphs := map[workKey]opWork{}, map[ingest.StrID]bool{}
+	captured, graphs := map[workKey]opWork{}, map[ingest.StrID]bool{} // the work of the capture trace's ops
 	for i, ev := range t.GPU.All() {
 		s := p.stepOf[i]
 		if !inWorkStep(p, i, steps) {
@@ -229,15 +229,16 @@ func (acc *rooflineAcc) rank(p *rankPass, steps []Step) {
 			acc.gap(rowKey{steps[s].Phase, b}, unlinkedReason(p, i, hasShapes, graphs, why), ev.Dur)
 			continue
 		}
-		k := workKey{op, links[i].captured}
-		w, ok := works[k]
-		if !ok {
-			src := t
-			if k.captured {
-				src = p.capture
+		var w opWork
+		if links[i].captured {
+			k := workKey{op, true}
+			var ok bool
+			if w, ok = captured[k]; !ok {
+				w = workOf(p.capture, p.capture.Shapes.Ops.At(int(op)))
+				captured[k] = w
 			}
-			w = workOf(src, src.Shapes.Ops.At(int(op)))
-			works[k] = w
+		} else {
+			w = p.works[op]
 		}
 		if w.why != "" {
 			acc.gap(rowKey{steps[s].Phase, b}, w.why, ev.Dur)
@@ -280,6 +281,27 @@ func linkOps(p *rankPass, steps []Step, byExt map[int64]int) ([]int32, []int64) 
 		}
 	}
 	return opOf, opNS
+}
+
+// opWorks returns the work of each op of p that kernels are linked to
+// (opNS), indexed as Trace.Shapes.Ops, worked out in ranges of the ops
+// side by side.
+func opWorks(p *rankPass) []opWork {
+	ops := &p.t.Shapes.Ops
+	works := make([]opWork, ops.Len())
+	parts := assignParts(len(works), runtime.GOMAXPROCS(0), minAssignPart/8)
+	var wg sync.WaitGroup
+	for k := range len(parts) - 1 {
+		wg.Go(func() {
+			for j := parts[k]; j < parts[k+1]; j++ {
+				if p.opNS[j] > 0 {
+					works[j] = workOf(p.t, ops.At(j))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return works
 }
 
 // inWorkStep says whether GPU event i is a kernel in a step that gets
