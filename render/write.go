@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -39,6 +40,9 @@ func WriteReportMarkdown(w io.Writer, r *analyze.Report) error {
 func WriteReportJSON(w io.Writer, r *analyze.Report) error {
 	if r == nil {
 		return errNoReport
+	}
+	if err := writeReportJSON(w, r, stepsPerPart); !errors.Is(err, errStepsLayout) {
+		return err
 	}
 	return writeJSON(w, r)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"kinetoscope/analyze/diff"
 	"kinetoscope/internal/testkit"
 	"kinetoscope/internal/testkit/reports"
+	"kinetoscope/sampletraces"
 )
 
 func TestHeadlineText(t *testing.T) {
@@ -242,5 +244,36 @@ func TestHeadlineNoBusFactor(t *testing.T) {
 	}
 	if got := HeadlineText(r); strings.Contains(got, "GB/s") || !strings.Contains(got, "AllReduce leads decode kernel time") {
 		t.Errorf("HeadlineText = %q", got)
+	}
+}
+
+// TestWriteReportJSONInParts checks that the report written with its steps
+// encoded in parts side by side is the one encoded whole, byte for byte,
+// for every real and public sample and parts of 1, 2 and 7 steps.
+func TestWriteReportJSONInParts(t *testing.T) {
+	var paths []string
+	for _, v := range sampletraces.RealAll() {
+		paths = append(paths, testkit.Real(t, v))
+	}
+	pub, err := filepath.Glob(filepath.Join(testkit.PublicDir(t), "*.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths = append(paths, pub...)
+	for _, path := range paths {
+		r := reports.Of(t, path)
+		var whole bytes.Buffer
+		if err := writeJSON(&whole, r); err != nil {
+			t.Fatal(err)
+		}
+		for _, per := range []int{1, 2, 7} {
+			var parts bytes.Buffer
+			if err := writeReportJSON(&parts, r, per); err != nil {
+				t.Fatalf("%s, %d steps a part: %v", path, per, err)
+			}
+			if !bytes.Equal(parts.Bytes(), whole.Bytes()) {
+				t.Errorf("%s, %d steps a part: %d bytes differ from the whole encoding's %d", filepath.Base(path), per, parts.Len(), whole.Len())
+			}
+		}
 	}
 }
