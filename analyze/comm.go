@@ -19,9 +19,9 @@ func alignRanks(r *Report, traces []*ingest.Trace, passes []*rankPass) *crossran
 	for _, p := range passes {
 		byTrace[p.t] = p
 	}
-	classify := func(t *ingest.Trace, i int, ev *ingest.GPUEvent) (string, bool) {
+	classify := func(t *ingest.Trace, i int, _ *ingest.GPUEvent) (string, bool) {
 		p := byTrace[t]
-		b := p.plainBucket(i, ev)
+		b := p.plainOf[i] // as assign found it, before the sampling phase moved it
 		return string(p.tab.ids[b]), p.tab.isComm(b)
 	}
 	a, err := crossrank.Align(traces, classify, crossrank.Options{})

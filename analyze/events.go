@@ -79,12 +79,6 @@ func (ec *eventClassifier) bucket(ev *ingest.GPUEvent, l *ingest.Launch) uint8 {
 	return b
 }
 
-// plainBucket returns GPU event i's bucket outside the sampling phase,
-// as eventClassifier.bucket does, ev being the event.
-func (p *rankPass) plainBucket(i int, ev *ingest.GPUEvent) uint8 {
-	return p.ec.bucket(ev, p.launch(i))
-}
-
 // samplerPattern names CPU annotations that mark sampling.
 const samplerPattern = `(?i)sampl`
 

@@ -41,6 +41,7 @@ type rankPass struct {
 	stepOf   []int32 // per GPU event; -1 outside every step
 	launchAt []int32 // per GPU event: its launch's index in Trace.Launches, -1 when absent
 	bucketOf []uint8 // per GPU event
+	plainOf  []uint8 // per GPU event, its bucket outside the sampling phase (bucketOf before accumulate)
 	steps    []stepAcc
 	outside  stepAcc
 	delays   []int64 // ns, CPU launch to kernel start (not graph replays)
@@ -135,6 +136,7 @@ func (p *rankPass) assignIn(parts []int) {
 	p.stepOf = make([]int32, n)
 	p.launchAt = make([]int32, n)
 	p.bucketOf = make([]uint8, n)
+	p.plainOf = make([]uint8, n)
 	p.replayStart = make(map[int32]int64)
 	p.delays = make([]int64, n)
 	collDep := false
@@ -216,7 +218,7 @@ func (p *rankPass) assignRange(lo, hi int) assigned {
 		}
 		s := p.stepAt(ts, &hint)
 		b := ec.bucket(ev, l)
-		p.stepOf[i], p.bucketOf[i] = s, b
+		p.stepOf[i], p.bucketOf[i], p.plainOf[i] = s, b, b
 		if s >= 0 && p.tab.isGEMM(b) {
 			k := gemmKey(s, ev.Device)
 			if v, ok := a.lastGEMM[k]; !ok || ev.Start > v {
