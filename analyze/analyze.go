@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"kinetoscope/analyze/crossrank"
 	"kinetoscope/ingest"
 )
 
@@ -108,16 +109,27 @@ func (pr *Prepared) Analyze(set *ingest.Set) (*Report, error) {
 	}
 	r := &Report{Source: set.Path, Buckets: Buckets(), Ranks: make([]Rank, len(traces))}
 	passes := make([]*rankPass, len(traces))
-	var wg sync.WaitGroup
+	var cut, aligned, wg sync.WaitGroup
+	cut.Add(len(traces))
+	var a *crossrank.Alignment // matched once every rank's steps are cut, beside the rest of the ranks' passes
+	var alignErr error
+	aligned.Go(func() {
+		cut.Wait()
+		defer region("alignPasses")()
+		a, alignErr = alignPasses(traces, passes)
+	})
 	for i, t := range traces {
-		wg.Go(func() { r.Ranks[i], passes[i] = analyzeTrace(t, set.Captures, cls, re, opt) })
+		wg.Go(func() {
+			r.Ranks[i], _ = analyzeTrace(t, set.Captures, cls, re, opt, func(p *rankPass) { passes[i] = p; cut.Done() })
+		})
 	}
 	wg.Wait()
+	aligned.Wait()
 	r.Warnings = append(setWarnings(set), captureWarnings(passes, set.Captures)...)
 	var rf *Roofline // the rows beside the cross-rank passes, which they do not read
 	wg.Go(func() { defer region("rooflineOf")(); rf = rooflineOf(r, passes, opt.GPUPeak) })
 	endAlign := region("alignRanks")
-	a := alignRanks(r, traces, passes)
+	a = alignRanks(r, passes, a, alignErr)
 	endAlign()
 	wg.Go(func() { // beside the accounts: each writes fields of its own
 		defer region("collectiveBandwidth")()
@@ -170,7 +182,7 @@ func prepare(opt Options) (*Classifier, *regexp.Regexp, error) {
 // only read them run side by side: the kernel lists, the launch delays and
 // then the checks; the cost model; the roofline's links of kernels to ops,
 // and then the layer fold beside the ops' work.
-func analyzeTrace(t *ingest.Trace, captures []*ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Options) (Rank, *rankPass) {
+func analyzeTrace(t *ingest.Trace, captures []*ingest.Trace, cls *Classifier, re *regexp.Regexp, opt Options, cut func(*rankPass)) (Rank, *rankPass) {
 	rk := Rank{Rank: t.Rank, File: t.Path, WorldSize: t.WorldSize(), Versions: versions(t.Meta),
 		Warnings: append([]string(nil), t.Warnings...)}
 	if len(t.Meta.Devices) > 0 {
@@ -180,6 +192,9 @@ func analyzeTrace(t *ingest.Trace, captures []*ingest.Trace, cls *Classifier, re
 	var indexed sync.WaitGroup
 	indexed.Go(func() { defer region("ByExternalID")(); byExt = t.Shapes.ByExternalID() })
 	p := stepPass(t, cls, re)
+	if cut != nil {
+		cut(p)
+	}
 	endSteps := region("steps")
 	rk.StepSource, rk.StepEvidence = p.source, p.evidence
 	if re != nil && p.source != SourceRegex {

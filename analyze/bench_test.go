@@ -215,7 +215,7 @@ func BenchmarkChecks(b *testing.B) {
 	r := &Report{Ranks: make([]Rank, len(set.Traces))}
 	passes := make([]*rankPass, len(set.Traces))
 	for i, t := range set.Traces {
-		r.Ranks[i], passes[i] = analyzeTrace(t, set.Captures, cls, re, Options{})
+		r.Ranks[i], passes[i] = analyzeTrace(t, set.Captures, cls, re, Options{}, nil)
 	}
 	r.Headline = headline(r.Ranks)
 	b.Run("checks", func(b *testing.B) {

@@ -5,15 +5,13 @@ import (
 	"kinetoscope/ingest"
 )
 
-// alignRanks matches collectives across the ranks of a multi-rank run and
-// fills the transfer/wait split of every step and phase, and
-// Report.Collectives. For one trace of a multi-rank job it reports the
-// collectives as unmatched, naming the missing ranks; for a single-rank job
-// it does nothing. Steps get a split only when some collectives matched.
-// It returns the alignment, nil when there is none.
-func alignRanks(r *Report, traces []*ingest.Trace, passes []*rankPass) *crossrank.Alignment {
+// alignPasses matches collectives across the ranks of a multi-rank run,
+// traces, whose passes have cut their steps (it reads each event's bucket,
+// and may run beside the passes that only read them). For a single-rank
+// job it returns nil and no error.
+func alignPasses(traces []*ingest.Trace, passes []*rankPass) (*crossrank.Alignment, error) {
 	if len(traces) == 0 || (len(traces) == 1 && traces[0].WorldSize() <= 1) {
-		return nil
+		return nil, nil
 	}
 	byTrace := make(map[*ingest.Trace]*rankPass, len(passes))
 	for _, p := range passes {
@@ -24,9 +22,21 @@ func alignRanks(r *Report, traces []*ingest.Trace, passes []*rankPass) *crossran
 		b := p.plainOf[i] // as assign found it, before the sampling phase moved it
 		return string(p.tab.ids[b]), p.tab.isComm(b)
 	}
-	a, err := crossrank.Align(traces, classify, crossrank.Options{})
+	return crossrank.Align(traces, classify, crossrank.Options{})
+}
+
+// alignRanks fills, from the alignment a of alignPasses (err its error),
+// the transfer/wait split of every step and phase, and
+// Report.Collectives. For one trace of a multi-rank job it reports the
+// collectives as unmatched, naming the missing ranks; for a single-rank job
+// it does nothing. Steps get a split only when some collectives matched.
+// It returns the alignment, nil when there is none.
+func alignRanks(r *Report, passes []*rankPass, a *crossrank.Alignment, err error) *crossrank.Alignment {
 	if err != nil {
 		r.Warnings = append(r.Warnings, "cross-rank alignment: "+err.Error())
+		return nil
+	}
+	if a == nil {
 		return nil
 	}
 	if a.Matched > 0 {
