@@ -388,6 +388,12 @@ type point struct {
 // each with scratch, caches and cursors of its own; the boundary to the
 // step before is set after, in order.
 func addAccounts(rk *Rank, p *rankPass, rc *crossrank.RankComm, late []int, opt Options) {
+	addAccountsIn(rk, p, rc, late, opt, runtime.GOMAXPROCS(0), minAccountSteps)
+}
+
+// addAccountsIn is addAccounts with the steps swept in ranges, one a core
+// of cores, of least steps at least (assignParts).
+func addAccountsIn(rk *Rank, p *rankPass, rc *crossrank.RankComm, late []int, opt Options, cores, least int) {
 	ap := accountPass{p: p, rc: rc, late: late, syncs: newSyncIndex(p.t),
 		gapNS: int64(launchGapUS(opt) * 1e3), nb: len(p.tab.ids)}
 	ap.group = make([]Group, ap.nb)
@@ -395,7 +401,7 @@ func addAccounts(rk *Rank, p *rankPass, rc *crossrank.RankComm, late []int, opt 
 		bk, _ := BucketByID(id)
 		ap.group[b] = bk.Group
 	}
-	parts := assignParts(len(rk.Steps), runtime.GOMAXPROCS(0), minAccountSteps)
+	parts := assignParts(len(rk.Steps), cores, least)
 	var wg sync.WaitGroup
 	for k := range len(parts) - 1 {
 		wg.Go(func() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -188,6 +189,12 @@ func (s *stepSequence) names(gpu *ingest.Chunks[ingest.GPUEvent]) []ingest.StrID
 
 // layerFolds folds the steps of each phase into layers.
 func (p *rankPass) layerFolds(steps []Step) []LayerFold {
+	return p.layerFoldsIn(steps, runtime.GOMAXPROCS(0), minFoldSteps)
+}
+
+// layerFoldsIn is layerFolds with its steps worked on in ranges, one a
+// core of cores, of least steps at least (assignParts).
+func (p *rankPass) layerFoldsIn(steps []Step, cores, least int) []LayerFold {
 	seqs := p.stepSequences(steps)
 	var out []LayerFold
 	for _, phase := range []string{PhaseDecode, PhasePrefill, PhaseMixed} {
@@ -197,7 +204,7 @@ func (p *rankPass) layerFolds(steps []Step) []LayerFold {
 				in = append(in, s)
 			}
 		}
-		if lf, ok := p.foldPhase(phase, in); ok {
+		if lf, ok := p.foldPhase(phase, in, cores, least); ok {
 			out = append(out, lf)
 		}
 	}
@@ -253,7 +260,7 @@ func (p *rankPass) stepSequences(steps []Step) []stepSequence {
 // foldPhase folds the steps of one phase: the sequence most of them share
 // sets the layer; a step of another sequence counts as folded when it
 // repeats the same layer as often, with as many irregular layers.
-func (p *rankPass) foldPhase(phase string, seqs []*stepSequence) (LayerFold, bool) {
+func (p *rankPass) foldPhase(phase string, seqs []*stepSequence, cores, least int) (LayerFold, bool) {
 	if len(seqs) == 0 {
 		return LayerFold{}, false
 	}
@@ -279,24 +286,57 @@ func (p *rankPass) foldPhase(phase string, seqs []*stepSequence) (LayerFold, boo
 	split := layerSplit(block, attention)
 	an := p.layerAnchor(ref.events[f.start:f.start+f.period], block, split)
 	lf := LayerFold{Phase: phase, KernelsPerLayer: f.period, LayersPerRepeat: len(split)}
-	acc := newLayerAcc(p, f.period, split, len(seqs)*f.layers)
-	for _, s := range seqs {
-		sf, names := f, refNames
-		if s.hash != ref.hash {
-			names = s.names(gpu)
-			got, ok := findFold(names)
-			if !ok || got.period != f.period || got.layers != f.layers || !slices.Equal(names[got.start:got.start+got.period], block) {
-				lf.Unfolded++
-				continue
+	// Each step's fold and layers, found side by side; then, in order,
+	// the steps whose irregular layers are the first folded step's; then
+	// those measured in ranges side by side, merged in order.
+	type folded struct {
+		f      fold
+		bounds []int
+		irr    []bool
+		ok     bool
+	}
+	folds := make([]folded, len(seqs))
+	inParts(assignParts(len(seqs), cores, least), func(_, from, to int) {
+		for k := from; k < to; k++ {
+			s, sf, names := seqs[k], f, refNames
+			if s.hash != ref.hash {
+				names = s.names(gpu)
+				got, ok := findFold(names)
+				if !ok || got.period != f.period || got.layers != f.layers || !slices.Equal(names[got.start:got.start+got.period], block) {
+					continue
+				}
+				sf = got
 			}
-			sf = got
+			head, tail, tailEnd := an.layers(names, sf, f.period/len(split))
+			bounds, irr := layerBounds(sf, split, head, tail, tailEnd)
+			folds[k] = folded{sf, bounds, irr, true}
 		}
-		head, tail, tailEnd := an.layers(names, sf, f.period/len(split))
-		if !acc.add(s, sf, head, tail, tailEnd) {
-			lf.Unfolded++
+	})
+	acc := newLayerAcc(p, f.period, split, 0)
+	var measured []int // of seqs
+	for k, fd := range folds {
+		switch {
+		case !fd.ok:
+		case acc.irregular == nil:
+			acc.start(len(fd.bounds)-1, fd.irr)
+			fallthrough
+		case slices.Equal(fd.irr, acc.irregular):
+			measured = append(measured, k)
+			lf.Steps++
 			continue
 		}
-		lf.Steps++
+		lf.Unfolded++
+	}
+	parts := assignParts(len(measured), cores, least)
+	accs := make([]*layerAcc, len(parts)-1)
+	inParts(parts, func(r, from, to int) {
+		accs[r] = acc.fork((to - from) * f.layers)
+		for _, k := range measured[from:to] {
+			accs[r].measure(seqs[k], folds[k].f, folds[k].bounds)
+		}
+	})
+	for _, b := range accs {
+		acc.merge(b)
 	}
 	if lf.Steps == 0 {
 		return LayerFold{}, false
@@ -307,6 +347,9 @@ func (p *rankPass) foldPhase(phase string, seqs []*stepSequence) (LayerFold, boo
 	}
 	return lf, true
 }
+
+// minFoldSteps is the fewest steps a goroutine of the fold works on.
+const minFoldSteps = 32
 
 // layerSplit returns where the layers start in the repeated sequence
 // block: [0] when it holds one layer; when most of its kernels run k > 1
@@ -441,7 +484,8 @@ type layerAcc struct {
 	p        *rankPass
 	layerNS  [][]int64 // per layer, per step
 	kernelNS [][]int64
-	bucketNS []map[BucketID]int64
+	bucketNS [][]int64 // per layer, per bucket number
+	bucketIn [][]bool  // per layer, per bucket number: a kernel of it seen
 	kernels  []int
 	// irregular flags the irregular layers, set by the first step added.
 	irregular []bool
@@ -453,6 +497,7 @@ type layerAcc struct {
 	slotFirst []int32 // per slot, an event of it
 	slotShape []slotShape
 	split     []int // layer starts in the repeated sequence
+	measured  int   // steps measured
 	headNS    []int64
 	tailNS    []int64
 	head      []int
@@ -470,15 +515,16 @@ func newLayerAcc(p *rankPass, period int, split []int, perSlot int) *layerAcc {
 	return a
 }
 
-// add measures one folded step: irregular layers starting at irrHead,
-// f.layers repeats of the layer, irregular layers starting at irrTail up
-// to tailEnd (indexes into its sequence). It is false, and measures
-// nothing, when the step has other irregular layers than the steps before.
-func (a *layerAcc) add(s *stepSequence, f fold, irrHead, irrTail []int, tailEnd int) bool {
-	bounds := slices.Clone(irrHead) // layer start indexes, then where the last layer ends
-	irr := make([]bool, len(irrHead))
+// layerBounds returns the layer start indexes of one folded step, then
+// where its last layer ends, and which layers are irregular: irregular
+// layers starting at irrHead, f.layers repeats of the layer split at
+// split, irregular layers starting at irrTail up to tailEnd (indexes into
+// its sequence).
+func layerBounds(f fold, split, irrHead, irrTail []int, tailEnd int) (bounds []int, irr []bool) {
+	bounds = slices.Clone(irrHead)
+	irr = make([]bool, len(irrHead))
 	for k := range f.layers {
-		for _, o := range a.split {
+		for _, o := range split {
 			bounds = append(bounds, f.start+k*f.period+o)
 			irr = append(irr, false)
 		}
@@ -490,25 +536,55 @@ func (a *layerAcc) add(s *stepSequence, f fold, irrHead, irrTail []int, tailEnd 
 	for i := range irrHead {
 		irr[i] = true
 	}
-	bounds = append(bounds, tailEnd)
-	nl := len(bounds) - 1
-	if a.layerNS == nil {
-		a.layerNS, a.kernelNS = make([][]int64, nl), make([][]int64, nl)
-		a.bucketNS, a.kernels = make([]map[BucketID]int64, nl), make([]int, nl)
-		for i := range a.bucketNS {
-			a.bucketNS[i] = map[BucketID]int64{}
+	return append(bounds, tailEnd), irr
+}
+
+// start readies a for steps of nl layers, irregular where irr says.
+func (a *layerAcc) start(nl int, irr []bool) {
+	a.layerNS, a.kernelNS = make([][]int64, nl), make([][]int64, nl)
+	a.bucketNS, a.bucketIn, a.kernels = make([][]int64, nl), make([][]bool, nl), make([]int, nl)
+	for i := range a.bucketNS {
+		a.bucketNS[i], a.bucketIn[i] = make([]int64, len(a.p.tab.ids)), make([]bool, len(a.p.tab.ids))
+	}
+	a.irregular = irr
+}
+
+// fork returns an empty accumulator of a's layout, for perSlot kernels a
+// slot, to measure a range of the steps that merge adds back.
+func (a *layerAcc) fork(perSlot int) *layerAcc {
+	b := newLayerAcc(a.p, len(a.slotNS), a.split, perSlot)
+	b.start(len(a.layerNS), a.irregular)
+	return b
+}
+
+// merge adds b's steps, measured after a's, to a.
+func (a *layerAcc) merge(b *layerAcc) {
+	if b.measured == 0 {
+		return
+	}
+	a.measured += b.measured
+	for l := range a.layerNS {
+		a.layerNS[l] = append(a.layerNS[l], b.layerNS[l]...)
+		a.kernelNS[l] = append(a.kernelNS[l], b.kernelNS[l]...)
+		for x, v := range b.bucketNS[l] {
+			a.bucketNS[l][x] += v
+			a.bucketIn[l][x] = a.bucketIn[l][x] || b.bucketIn[l][x]
 		}
-		a.irregular = irr
+		a.kernels[l] = b.kernels[l]
 	}
-	if !slices.Equal(irr, a.irregular) {
-		return false
+	a.headNS, a.tailNS = append(a.headNS, b.headNS...), append(a.tailNS, b.tailNS...)
+	a.head, a.tail = append(a.head, b.head...), append(a.tail, b.tail...)
+	for j := range a.slotNS {
+		a.slotNS[j] = append(a.slotNS[j], b.slotNS[j]...)
+		a.slotSum[j] += b.slotSum[j]
+		a.slotFirst[j] = b.slotFirst[j]
+		a.slotShape[j].merge(b.slotShape[j])
 	}
-	a.measure(s, f, bounds)
-	return true
 }
 
 // measure adds the layers of one step, bounded by bounds, and its slots.
 func (a *layerAcc) measure(s *stepSequence, f fold, bounds []int) {
+	a.measured++
 	gpu := a.p.t.GPU
 	nl := len(bounds) - 1
 	starts := make([]int64, nl)
@@ -530,7 +606,9 @@ func (a *layerAcc) measure(s *stepSequence, f fold, bounds []int) {
 		for _, e := range s.events[bounds[l]:bounds[l+1]] {
 			ev := gpu.At(int(e))
 			kns += ev.Dur
-			a.bucketNS[l][a.p.tab.ids[a.p.bucketOf[e]]] += ev.Dur
+			b := a.p.bucketOf[e]
+			a.bucketNS[l][b] += ev.Dur
+			a.bucketIn[l][b] = true
 		}
 		a.kernelNS[l] = append(a.kernelNS[l], kns)
 		a.kernels[l] = bounds[l+1] - bounds[l]
@@ -590,7 +668,9 @@ func (a *layerAcc) finish(lf *LayerFold, f fold) {
 		}
 		st.P50US, st.P90US = us(quantile(slices.Clone(ns), 0.5)), us(quantile(slices.Clone(ns), 0.9))
 		for b, v := range a.bucketNS[l] {
-			st.Buckets[b] = us(v) / steps
+			if a.bucketIn[l][b] {
+				st.Buckets[a.p.tab.ids[b]] = us(v) / steps
+			}
 		}
 		lf.PerLayer = append(lf.PerLayer, st)
 		means[l] = st.MeanUS
@@ -713,6 +793,19 @@ func (s *slotShape) add(p *rankPass, e int32) {
 		*s = slotShape{mMin: m, mMax: m, n: n, k: k, seen: true}
 	default:
 		s.mMin, s.mMax = min(s.mMin, m), max(s.mMax, m)
+	}
+}
+
+// merge takes the dims b gathered, as add would have.
+func (s *slotShape) merge(b slotShape) {
+	switch {
+	case s.bad || !b.seen && !b.bad:
+	case b.bad || s.seen && (b.n != s.n || b.k != s.k):
+		s.bad = true
+	case !s.seen:
+		*s = b
+	default:
+		s.mMin, s.mMax = min(s.mMin, b.mMin), max(s.mMax, b.mMax)
 	}
 }
 

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"kinetoscope/ingest"
@@ -60,6 +61,46 @@ func TestAssignParts(t *testing.T) {
 		for i := 1; i < len(parts); i++ {
 			if parts[i] < parts[i-1] {
 				t.Errorf("assignParts(%d, %d, %d) = %v: not in order", c.n, c.cores, c.least, parts)
+			}
+		}
+	}
+}
+
+// TestFoldsAndAccountsInRanges checks that the layer fold and the step
+// accounts worked on in 2, 7 and 64 ranges of steps are those of one range,
+// on every real and public trace.
+func TestFoldsAndAccountsInRanges(t *testing.T) {
+	cls, err := NewClassifier(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounts := func(rk Rank, p *rankPass, k int) []*Account {
+		rk.Steps = slices.Clone(rk.Steps)
+		addAccountsIn(&rk, p, nil, nil, Options{}, k, 1)
+		out := []*Account{rk.Decode.Account}
+		for _, s := range rk.Steps {
+			out = append(out, s.Account)
+		}
+		return out
+	}
+	for _, path := range accountTraces(t) {
+		set, err := ingest.Open(path, ingest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range set.Traces {
+			rk, p := analyzeTrace(tr, set.Captures, cls, nil, Options{}, nil)
+			folds, acc := p.layerFoldsIn(rk.Steps, 1, 1), accounts(rk, p, 1)
+			if !reflect.DeepEqual(folds, rk.Layers) {
+				t.Errorf("%s: the fold in one range differs from the analysis's", tr.Path)
+			}
+			for _, k := range []int{2, 7, 64} {
+				if got := p.layerFoldsIn(rk.Steps, k, 1); !reflect.DeepEqual(got, folds) {
+					t.Errorf("%s: the fold in %d ranges differs from one range's", tr.Path, k)
+				}
+				if got := accounts(rk, p, k); !reflect.DeepEqual(got, acc) {
+					t.Errorf("%s: the accounts in %d ranges differ from one range's", tr.Path, k)
+				}
 			}
 		}
 	}
