@@ -395,27 +395,17 @@ func addAccounts(rk *Rank, p *rankPass, rc *crossrank.RankComm, late []int, opt 
 // of cores, of least steps at least (assignParts).
 func addAccountsIn(rk *Rank, p *rankPass, rc *crossrank.RankComm, late []int, opt Options, cores, least int) {
 	ap := accountPass{p: p, rc: rc, late: late, syncs: newSyncIndex(p.t),
-		gapNS: int64(launchGapUS(opt) * 1e3), nb: len(p.tab.ids)}
-	ap.group = make([]Group, ap.nb)
-	for b, id := range p.tab.ids {
-		bk, _ := BucketByID(id)
-		ap.group[b] = bk.Group
-	}
-	parts := assignParts(len(rk.Steps), cores, least)
-	var wg sync.WaitGroup
-	for k := range len(parts) - 1 {
-		wg.Go(func() {
-			ap := ap // its own scratch, graph cache and sync cursors
-			ap.isGraph = make(map[ingest.StrID]bool)
-			ap.syncs = &syncIndex{calls: ap.syncs.calls, cursor: make([]int, len(ap.syncs.cursor))}
-			for s := parts[k]; s < parts[k+1]; s++ {
-				if p.steps[s].events > 0 {
-					rk.Steps[s].Account = ap.step(s)
-				}
+		gapNS: int64(launchGapUS(opt) * 1e3), nb: len(p.tab.ids), group: p.tab.group}
+	inParts(assignParts(len(rk.Steps), cores, least), func(_, from, to int) {
+		ap := ap // its own scratch, graph cache and sync cursors
+		ap.isGraph = make(map[ingest.StrID]bool)
+		ap.syncs = &syncIndex{calls: ap.syncs.calls, cursor: make([]int, len(ap.syncs.cursor))}
+		for s := from; s < to; s++ {
+			if p.steps[s].events > 0 {
+				rk.Steps[s].Account = ap.step(s)
 			}
-		})
-	}
-	wg.Wait()
+		}
+	})
 	prevEnd := int64(-1 << 63)
 	for s := range rk.Steps {
 		if p.steps[s].events == 0 {

@@ -53,9 +53,6 @@ type Options struct {
 
 // Analyze classifies and measures every execution trace of set.
 func Analyze(set *ingest.Set, opt Options) (*Report, error) {
-	if set == nil {
-		return nil, errors.New("analyze: no trace set")
-	}
 	pr, err := Prepare(opt)
 	if err != nil {
 		return nil, err

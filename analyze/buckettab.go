@@ -5,16 +5,16 @@ package analyze
 type bucketTab struct {
 	ids   []BucketID
 	index map[BucketID]uint8
-	comm  []bool // by number: a communication bucket
+	group []Group // by number
 }
 
 func newBucketTab() bucketTab {
 	bs := Buckets()
-	t := bucketTab{ids: make([]BucketID, len(bs)), index: make(map[BucketID]uint8, len(bs)), comm: make([]bool, len(bs))}
+	t := bucketTab{ids: make([]BucketID, len(bs)), index: make(map[BucketID]uint8, len(bs)), group: make([]Group, len(bs))}
 	for i, b := range bs {
 		t.ids[i] = b.ID
 		t.index[b.ID] = uint8(i)
-		t.comm[i] = b.Group == GroupCommunication
+		t.group[i] = b.Group
 	}
 	return t
 }
@@ -25,5 +25,5 @@ func (t bucketTab) isGEMM(b uint8) bool {
 
 // isComm says whether bucket b is a communication bucket.
 func (t bucketTab) isComm(b uint8) bool {
-	return t.comm[b]
+	return t.group[b] == GroupCommunication
 }

@@ -110,16 +110,6 @@ func (x *launchIndex) keep(t *ingest.Trace, j int64, i int32) {
 	}
 }
 
-// inParts runs f on the ranges between parts' bounds side by side: f(k,
-// from, to) for range k.
-func inParts(parts []int, f func(k, from, to int)) {
-	var wg sync.WaitGroup
-	for k := range len(parts) - 1 {
-		wg.Go(func() { f(k, parts[k], parts[k+1]) })
-	}
-	wg.Wait()
-}
-
 // corrLaunch is a launch's correlation id, index and kind.
 type corrLaunch struct {
 	c    int64

@@ -147,11 +147,7 @@ func (p *rankPass) assignIn(parts []int) {
 		p.ec.links.build()
 	}
 	done := make([]assigned, len(parts)-1)
-	var wg sync.WaitGroup
-	for k := range done {
-		wg.Go(func() { done[k] = p.assignRange(parts[k], parts[k+1]) })
-	}
-	wg.Wait()
+	inParts(parts, func(k, from, to int) { done[k] = p.assignRange(from, to) })
 	w := 0 // each range wrote its delays from its first event's index on: close the gaps
 	for k, a := range done {
 		p.noLaunch += a.noLaunch
@@ -168,6 +164,16 @@ func (p *rankPass) assignIn(parts []int) {
 		}
 	}
 	p.delays = p.delays[:w]
+}
+
+// inParts runs f on the ranges between parts' bounds side by side: f(k,
+// from, to) for range k.
+func inParts(parts []int, f func(k, from, to int)) {
+	var wg sync.WaitGroup
+	for k := range len(parts) - 1 {
+		wg.Go(func() { f(k, parts[k], parts[k+1]) })
+	}
+	wg.Wait()
 }
 
 // assignParts returns the bounds of the ranges of n events assign works

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"kinetoscope/ingest"
 )
@@ -256,24 +255,19 @@ func (acc *rooflineAcc) rank(p *rankPass, steps []Step) {
 func linkOps(p *rankPass, steps []Step, byExt map[int64]int) ([]int32, []int64) {
 	t := p.t
 	opOf := make([]int32, t.GPU.Len())
-	parts := assignParts(len(opOf), runtime.GOMAXPROCS(0), minAssignPart)
-	var wg sync.WaitGroup
-	for k := range len(parts) - 1 {
-		wg.Go(func() {
-			for i := parts[k]; i < parts[k+1]; i++ {
-				opOf[i] = -1
-				if !inWorkStep(p, i, steps) {
-					continue
-				}
-				if ev := t.GPU.At(i); ev.ExternalID != 0 {
-					if j, ok := byExt[ev.ExternalID]; ok && launchedBy(p, i, t.Shapes.Ops.At(j)) {
-						opOf[i] = int32(j)
-					}
+	inParts(assignParts(len(opOf), runtime.GOMAXPROCS(0), minAssignPart), func(_, from, to int) {
+		for i := from; i < to; i++ {
+			opOf[i] = -1
+			if !inWorkStep(p, i, steps) {
+				continue
+			}
+			if ev := t.GPU.At(i); ev.ExternalID != 0 {
+				if j, ok := byExt[ev.ExternalID]; ok && launchedBy(p, i, t.Shapes.Ops.At(j)) {
+					opOf[i] = int32(j)
 				}
 			}
-		})
-	}
-	wg.Wait()
+		}
+	})
 	opNS := make([]int64, t.Shapes.Ops.Len())
 	for i, ev := range t.GPU.All() {
 		if j := opOf[i]; j >= 0 {
@@ -289,18 +283,13 @@ func linkOps(p *rankPass, steps []Step, byExt map[int64]int) ([]int32, []int64) 
 func opWorks(p *rankPass) []opWork {
 	ops := &p.t.Shapes.Ops
 	works := make([]opWork, ops.Len())
-	parts := assignParts(len(works), runtime.GOMAXPROCS(0), minAssignPart/8)
-	var wg sync.WaitGroup
-	for k := range len(parts) - 1 {
-		wg.Go(func() {
-			for j := parts[k]; j < parts[k+1]; j++ {
-				if p.opNS[j] > 0 {
-					works[j] = workOf(p.t, ops.At(j))
-				}
+	inParts(assignParts(len(works), runtime.GOMAXPROCS(0), minAssignPart/8), func(_, from, to int) {
+		for j := from; j < to; j++ {
+			if p.opNS[j] > 0 {
+				works[j] = workOf(p.t, ops.At(j))
 			}
-		})
-	}
-	wg.Wait()
+		}
+	})
 	return works
 }
 

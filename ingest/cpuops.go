@@ -10,7 +10,25 @@ const embeddingOp = "aten::embedding"
 // collective ops (collectiveOp). Every other cpu_op is skipped once its
 // name is read.
 func keptCPUOp(name []byte) bool {
-	return string(name) == "record_param_comms" || string(name) == embeddingOp || shapedOpKind(name) != 0 || collectiveOp(name)
+	as, _ := cpuOpKeptAs(name)
+	return as != keptNothing
+}
+
+// cpuOpKeptAs returns what a cpu_op event of this raw name is kept as, and
+// for an op with shapes its kind: the list keptCPUOp and keptAsOf read.
+func cpuOpKeptAs(name []byte) (keptAs, OpKind) {
+	if kind := shapedOpKind(name); kind != 0 {
+		return keptShapedOp, kind
+	}
+	switch {
+	case string(name) == embeddingOp:
+		return keptEmbedding, 0
+	case collectiveOp(name):
+		return keptCollectiveOp, 0
+	case string(name) == "record_param_comms":
+		return keptCommOp, 0
+	}
+	return keptNothing, 0
 }
 
 // shapedOpKind returns the kind of an op kept with its shapes

@@ -173,24 +173,9 @@ func keptAsOf(ev *rawEvent) (keptAs, OpKind) {
 	case catGPUAnnotation:
 		return keptGPUAnnotation, 0
 	case catPython:
-		switch {
-		case bytes.HasPrefix(ev.name, []byte(modulePrefix)):
-			return keptModule, 0
-		case stepMarkFunction(ev.name):
-			return keptPythonCall, 0
-		}
-	case catCPUOp: // the ops keptCPUOp keeps
-		if kind := shapedOpKind(ev.name); kind != 0 {
-			return keptShapedOp, kind
-		}
-		switch {
-		case string(ev.name) == embeddingOp:
-			return keptEmbedding, 0
-		case collectiveOp(ev.name):
-			return keptCollectiveOp, 0
-		case string(ev.name) == "record_param_comms":
-			return keptCommOp, 0
-		}
+		return pythonFunctionKeptAs(ev.name), 0
+	case catCPUOp:
+		return cpuOpKeptAs(ev.name)
 	}
 	return keptNothing, 0
 }

@@ -69,5 +69,17 @@ const modulePrefix = "nn.Module: "
 // is kept: a step mark or a module's forward; every other one is skipped
 // unparsed.
 func keptPythonFunction(raw []byte) bool {
-	return stepMarkFunction(raw) || bytes.HasPrefix(raw, []byte(modulePrefix))
+	return pythonFunctionKeptAs(raw) != keptNothing
+}
+
+// pythonFunctionKeptAs returns what a python_function event of this raw
+// name is kept as: the list keptPythonFunction and keptAsOf read.
+func pythonFunctionKeptAs(raw []byte) keptAs {
+	switch {
+	case bytes.HasPrefix(raw, []byte(modulePrefix)):
+		return keptModule
+	case stepMarkFunction(raw):
+		return keptPythonCall
+	}
+	return keptNothing
 }
